@@ -1,0 +1,72 @@
+import type {
+  AdminKey,
+  Agent,
+  CreateAdminKey,
+  CreateAgent,
+  CreateTenant,
+  Maintenance,
+  PatchAgent,
+  PatchTenant,
+  Policy,
+  PutPolicy,
+  Role,
+  Spend,
+  SystemConfig,
+  Tenant,
+  TraceRequest,
+  TraceSummary,
+  UsageRow,
+} from '@agentgw/gateway/contract';
+
+export type {
+  AdminKey,
+  Agent,
+  CreateAdminKey,
+  CreateAgent,
+  CreateTenant,
+  Maintenance,
+  PatchAgent,
+  PatchTenant,
+  Policy,
+  PutPolicy,
+  Role,
+  Spend,
+  SystemConfig,
+  Tenant,
+  TraceRequest,
+  TraceSummary,
+  UsageRow,
+};
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export type AgentWithKey = Agent & { api_key: string };
+export type AgentWithSpend = Agent & { spend: Spend };
+export type AdminKeyWithSecret = AdminKey & { api_key: string };
+export type TraceDetail = TraceSummary & { requests: TraceRequest[] };
+export interface RotatedKey {
+  id: string;
+  api_key: string;
+  key_prefix: string;
+}
+
+export interface PageQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+export interface TracesQuery extends PageQuery {
+  tenant_id?: string;
+  agent_id?: string;
+  since?: string;
+}
+
+export interface UsageQuery {
+  group_by?: 'agent' | 'tenant' | 'model' | 'day';
+  from?: string;
+  to?: string;
+  tenant_id?: string;
+}

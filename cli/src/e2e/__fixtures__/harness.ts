@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
+export const BIN = join(REPO, 'cli', 'dist', 'bin.js');
+export const EXAMPLE = join(REPO, 'examples', 'policies.yaml');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `agentgw` binary as a user would: no TTY, stdin closed. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): Promise<CliResult> {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface ServedGateway {
+  url: string;
+  adminUrl: string;
+  adminKey: string;
+  dir: string;
+  /** Env for CLI runs against this gateway. */
+  env: NodeJS.ProcessEnv;
+  /** SIGTERM, then the exit code of `agentgw serve`. */
+  stop(): Promise<number | null>;
+}
+
+const LISTENING = /agentgw listening: admin (\S+)\/api, gateway (\S+)\/v1/;
+
+/** Spawns `agentgw serve --port 0` with a temp SQLite file and a known root key. */
+export async function serveGateway(): Promise<ServedGateway> {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
+  const dir = mkdtempSync(join(tmpdir(), 'agentgw-cli-e2e-'));
+  const config = join(dir, 'agentgw.yaml');
+  writeFileSync(config, `storage: { kind: sqlite, path: ${JSON.stringify(join(dir, 'agentgw.db'))} }\nlog_level: silent\n`);
+  const adminKey = 'adk_' + 'e2e'.repeat(10) + 'xy';
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', config], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, AGENTGW_ADMIN_KEY: adminKey },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`agentgw serve did not start in time:\n${stderr}`)), 20_000);
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+      const m = LISTENING.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`agentgw serve exited with ${code}:\n${stderr}`));
+    });
+  });
+  const adminUrl = `${url}/api`;
+  return {
+    url,
+    adminUrl,
+    adminKey,
+    dir,
+    env: { AGENTGW_ADMIN_URL: adminUrl, AGENTGW_ADMIN_KEY: adminKey },
+    async stop() {
+      child.kill('SIGTERM');
+      const code = await exited;
+      rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}

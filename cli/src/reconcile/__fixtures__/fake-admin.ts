@@ -1,0 +1,114 @@
+import { mergePolicy, type Agent, type CreateAgent, type CreateTenant, type PatchAgent, type PatchTenant, type Policy, type PutPolicy, type Tenant } from '@agentgw/gateway/contract';
+import { AdminApiError } from '../../admin-client/errors.js';
+import type { AgentWithKey } from '../../admin-client/types.js';
+import type { ReconcileClient } from '../engine.js';
+
+const NOW = '2026-01-01T00:00:00.000Z';
+
+/** An in-memory admin interface with the server's refusals (404, 409), for engine tests without a server. */
+export class FakeAdmin implements ReconcileClient {
+  tenants = new Map<string, Tenant>();
+  policies = new Map<string, Policy>();
+  agents = new Map<string, Agent>();
+  calls: string[] = [];
+  /** Makes the n-th write (0-based) fail with this error. */
+  failOn: { call: string; error: AdminApiError } | null = null;
+  private seq = 0;
+
+  private write(call: string): void {
+    this.calls.push(call);
+    if (this.failOn && this.failOn.call === call) throw this.failOn.error;
+  }
+
+  async listAllTenants() {
+    return [...this.tenants.values()];
+  }
+  async listAllPolicies() {
+    return [...this.policies.values()];
+  }
+  async listAllAgents() {
+    return [...this.agents.values()];
+  }
+
+  async createTenant(body: CreateTenant) {
+    this.write(`create tenant ${body.id}`);
+    if (this.tenants.has(body.id)) throw new AdminApiError(409, 'tenant_exists', `Tenant ${body.id} already exists.`);
+    const t: Tenant = { id: body.id, name: body.name, labels: body.labels ?? {}, created_at: NOW, updated_at: NOW };
+    this.tenants.set(t.id, t);
+    return t;
+  }
+  async updateTenant(id: string, patch: PatchTenant) {
+    this.write(`update tenant ${id}`);
+    const t = this.tenants.get(id);
+    if (!t) throw new AdminApiError(404, 'tenant_not_found', `Tenant ${id} does not exist.`);
+    const next = { ...t, ...patch };
+    this.tenants.set(id, next);
+    return next;
+  }
+  async deleteTenant(id: string) {
+    this.write(`delete tenant ${id}`);
+    if (!this.tenants.has(id)) throw new AdminApiError(404, 'tenant_not_found', `Tenant ${id} does not exist.`);
+    const used = [...this.agents.values(), ...this.policies.values()].some((o) => o.tenant_id === id);
+    if (used) throw new AdminApiError(409, 'tenant_not_empty', `Tenant ${id} still has agents or policies.`);
+    this.tenants.delete(id);
+  }
+
+  async putPolicy(id: string, body: PutPolicy) {
+    this.write(`put policy ${id}`);
+    const existing = this.policies.get(id) ?? null;
+    if (!existing && body.tenant_id && !this.tenants.has(body.tenant_id)) {
+      throw new AdminApiError(404, 'tenant_not_found', `Tenant ${body.tenant_id} does not exist.`);
+    }
+    const fields = mergePolicy(existing, body);
+    const policy: Policy = { id, ...fields, created_at: NOW, updated_at: NOW };
+    this.policies.set(id, policy);
+    return { policy, created: existing === null };
+  }
+  async deletePolicy(id: string) {
+    this.write(`delete policy ${id}`);
+    if (!this.policies.has(id)) throw new AdminApiError(404, 'policy_not_found', `Policy ${id} does not exist.`);
+    if ([...this.agents.values()].some((a) => a.policy_id === id)) {
+      throw new AdminApiError(409, 'policy_in_use', `Policy ${id} is used by an agent.`);
+    }
+    this.policies.delete(id);
+  }
+
+  async createAgent(body: CreateAgent): Promise<AgentWithKey> {
+    this.write(`create agent ${body.tenant_id}/${body.name}`);
+    if (!this.tenants.has(body.tenant_id)) throw new AdminApiError(404, 'tenant_not_found', `Tenant ${body.tenant_id} does not exist.`);
+    if (body.policy_id && !this.policies.has(body.policy_id)) {
+      throw new AdminApiError(404, 'policy_not_found', `Policy ${body.policy_id} does not exist.`);
+    }
+    if ([...this.agents.values()].some((a) => a.tenant_id === body.tenant_id && a.name === body.name)) {
+      throw new AdminApiError(409, 'agent_exists', `An agent named ${body.name} already exists.`);
+    }
+    const n = ++this.seq;
+    const agent: Agent = {
+      id: `agt_${String(n).padStart(16, '0')}`,
+      name: body.name,
+      tenant_id: body.tenant_id,
+      policy_id: body.policy_id ?? null,
+      labels: body.labels ?? {},
+      key_prefix: `agk_${n}`,
+      created_at: NOW,
+      updated_at: NOW,
+    };
+    this.agents.set(agent.id, agent);
+    return { ...agent, api_key: `agk_secret_${n}` };
+  }
+  async updateAgent(id: string, patch: PatchAgent) {
+    this.write(`update agent ${id}`);
+    const a = this.agents.get(id);
+    if (!a) throw new AdminApiError(404, 'agent_not_found', `Agent ${id} does not exist.`);
+    if (patch.policy_id && !this.policies.has(patch.policy_id)) {
+      throw new AdminApiError(404, 'policy_not_found', `Policy ${patch.policy_id} does not exist.`);
+    }
+    const next = { ...a, ...patch } as Agent;
+    this.agents.set(id, next);
+    return next;
+  }
+  async deleteAgent(id: string) {
+    this.write(`delete agent ${id}`);
+    if (!this.agents.delete(id)) throw new AdminApiError(404, 'agent_not_found', `Agent ${id} does not exist.`);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './apply.js';
+export * from './events.js';
+export * from './perform.js';

@@ -1,0 +1,30 @@
+import type { DeclarativeFile } from '@agentgw/gateway/contract';
+import { applyChanges } from './apply/apply.js';
+import type { ApplyEvent, ApplyResult } from './apply/events.js';
+import type { ApplyClient } from './apply/perform.js';
+import { summarise, type ChangeSet } from './diff/change.js';
+import { diffStates, type DiffOptions } from './diff/diff.js';
+import { dumpLive, type DumpClient } from './dump/dump.js';
+import { orderChanges } from './order.js';
+import { desiredState, liveState } from './state/normalise.js';
+
+export type ReconcileClient = DumpClient & ApplyClient;
+export type PlanOptions = DiffOptions;
+
+/** file -> desired; live -> current; diff -> change set; order. */
+export async function planChanges(client: DumpClient, desired: DeclarativeFile, opts: PlanOptions): Promise<ChangeSet> {
+  const live = await dumpLive(client);
+  const changes = orderChanges(diffStates(desiredState(desired), liveState(live), opts));
+  return { changes, summary: summarise(changes) };
+}
+
+/** Plan and apply as one code path: the plan event first, then one event per change (`dry` leaves the gateway alone). */
+export async function* reconcile(
+  client: ReconcileClient,
+  desired: DeclarativeFile,
+  opts: PlanOptions & { dry: boolean },
+): AsyncGenerator<ApplyEvent, ApplyResult> {
+  const changeSet = await planChanges(client, desired, opts);
+  yield { type: 'plan', changeSet };
+  return yield* applyChanges(client, changeSet, { dry: opts.dry });
+}

@@ -1,0 +1,54 @@
+import { pathToFileURL } from 'node:url';
+import { App, TerraformOutput, TerraformStack } from 'cdktf';
+import type { Construct } from 'constructs';
+import { Agent, AgentgwProvider, Policy, Tenant } from '@agentgw/cdktf';
+
+/** One tenant, two policies, three agents: the declarative example of CONTRACT, written as a CDKTF stack. */
+export class SupportStack extends TerraformStack {
+  public constructor(scope: Construct, id: string) {
+    super(scope, id);
+
+    // The admin URL and key come from AGENTGW_ADMIN_URL and AGENTGW_ADMIN_KEY, so no secret lives in code.
+    new AgentgwProvider(this, 'agentgw');
+
+    const acme = new Tenant(this, 'acme', { id: 'acme', name: 'Acme Inc.', labels: { team: 'support' } });
+
+    const standard = new Policy(this, 'support_standard', {
+      id: 'support-standard',
+      tenantId: acme.id,
+      monthlyBudget: 250,
+      allowedModels: ['openai/gpt-4o-mini', 'anthropic/claude-*'],
+      rules: { pii: 'block', retryBlock: { maxRepeats: 3, windowSeconds: 300 }, maxCostPerRequest: 0.5 },
+    });
+
+    const research = new Policy(this, 'research_capped', {
+      id: 'research-capped',
+      tenantId: acme.id,
+      monthlyBudget: 50,
+      dailyBudget: 5,
+      allowedModels: ['openai/*'],
+      rules: { pii: 'redact', piiTypes: ['email', 'phone'], rpm: 60, maxCostPerTrace: 2 },
+    });
+
+    const bot = new Agent(this, 'support_bot', { name: 'support-bot', tenantId: acme.id, policyId: standard.id });
+    new Agent(this, 'support_triage', { name: 'support-triage', tenantId: acme.id, policyId: standard.id });
+    new Agent(this, 'research_assistant', {
+      name: 'research-assistant',
+      tenantId: acme.id,
+      policyId: research.id,
+      labels: { owner: 'research' },
+    });
+
+    // Known after a terraform apply; `agentgw apply` prints new keys itself.
+    new TerraformOutput(this, 'support_bot_key', { value: bot.apiKey, sensitive: true });
+  }
+}
+
+/** Builds the app; `outdir` defaults to cdktf.out next to cdktf.json. */
+export function buildApp(outdir?: string): App {
+  const app = new App(outdir ? { outdir } : {});
+  new SupportStack(app, 'support');
+  return app;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) buildApp().synth();

@@ -1,0 +1,60 @@
+import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelPrice } from './prices.js';
+
+/** Token usage of one request, as the provider reports it (OpenAI shape). */
+export interface TokenUsage {
+  /** All prompt tokens, cached and cache-written ones included. */
+  prompt_tokens: number;
+  /** All completion tokens, reasoning tokens included. */
+  completion_tokens: number;
+  /** Prompt tokens read from the prompt cache. */
+  cached_tokens?: number;
+  /** Prompt tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`). */
+  cache_write_tokens?: number;
+}
+
+/** Money is rounded to 1e-10 USD once, here, so sums of costs carry no float dust. */
+/** `usd` rounded to the nearest 1e-10 USD. */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e10) / 1e10 || 0;
+}
+
+/** The rates that apply to a request with `promptTokens` prompt tokens (long-context tiers raise all of them). */
+function ratesFor(price: ModelPrice, promptTokens: number) {
+  const tier = price.long_context && promptTokens > price.long_context.above_prompt_tokens ? price.long_context : undefined;
+  const input = tier?.input ?? price.input;
+  return {
+    input,
+    output: tier?.output ?? price.output,
+    cached: tier?.cached_input ?? price.cached_input ?? input,
+    cacheWrite: tier?.cache_write_input ?? price.cache_write_input ?? input,
+  };
+}
+
+const count = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
+
+/** The cost in USD of a request that used `usage`: uncached prompt x input + cached x cached_input + cache writes + completion x output. */
+export function costOf(price: ModelPrice, usage: TokenUsage): number {
+  const prompt = count(usage.prompt_tokens);
+  const cached = Math.min(count(usage.cached_tokens), prompt);
+  const written = Math.min(count(usage.cache_write_tokens), prompt - cached);
+  const r = ratesFor(price, prompt);
+  const micro = (prompt - cached - written) * r.input + cached * r.cached + written * r.cacheWrite + count(usage.completion_tokens) * r.output;
+  return roundUsd(micro / 1e6);
+}
+
+/**
+ * The most a request can cost: every prompt token at the highest prompt rate (a cache write costs more than a plain input token)
+ * and `maxOutputTokens` completion tokens. Used for budget reservations and the per-request cost cap.
+ */
+export function worstCaseCost(price: ModelPrice, promptTokensUpperBound: number, maxOutputTokens: number): number {
+  const prompt = count(promptTokensUpperBound);
+  const r = ratesFor(price, prompt);
+  const micro = prompt * Math.max(r.input, r.cacheWrite) + count(maxOutputTokens) * r.output;
+  return roundUsd(micro / 1e6);
+}
+
+/** The completion tokens to reserve for: what the request asks for, capped by what the model can produce. */
+export function maxOutputTokensFor(price: ModelPrice, requested?: number | null): number {
+  const cap = price.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  return requested === undefined || requested === null ? cap : Math.max(0, Math.min(Math.floor(requested), cap));
+}

@@ -1,0 +1,114 @@
+/**
+ * Shared counters for budgets, rate limits and retry blocking: one interface, an in-process implementation (one node)
+ * and a Redis one (several nodes). Every operation is atomic and, for Redis, one round trip.
+ */
+
+export type BudgetWindow = 'daily' | 'monthly' | 'trace';
+
+export interface ReserveRequest {
+  agentId: string;
+  /**
+   * The trace to charge, used as given: qualify it (e.g. with the tenant) if ids may collide.
+   * null is a trace of one request (no client trace id): nothing is recorded, and traceLimit applies to this request alone.
+   */
+  traceId: string | null;
+  /** Worst-case cost of the request in USD. */
+  amount: number;
+  /** USD limits; null = unlimited. */
+  dailyLimit: number | null;
+  monthlyLimit: number | null;
+  traceLimit: number | null;
+  now: Date;
+}
+
+export type ReserveResult =
+  | { ok: true; reservationId: string }
+  | {
+      ok: false;
+      which: BudgetWindow;
+      /** When the window starts over: the next UTC midnight (daily), the 1st of the next month (monthly); null for a trace. */
+      resetAt: Date | null;
+      /** The limit that refused, and spend plus open reservations in its window, in USD. */
+      limit: number;
+      used: number;
+    };
+
+export interface RateLimitRequest {
+  agentId: string;
+  /** Requests per minute; null = unlimited. */
+  rpm: number | null;
+  /** Tokens per minute; null = unlimited. */
+  tpm: number | null;
+  /** Tokens this request is estimated to use. */
+  tokens: number;
+  now: Date;
+}
+
+export type RateLimitResult = { ok: true } | { ok: false; which: 'rpm' | 'tpm'; retryAfterSeconds: number };
+
+export interface RepeatRequest {
+  /** A hash of agent or trace and the normalised request. */
+  key: string;
+  windowSeconds: number;
+  now: Date;
+}
+
+/** Spend to restore after a restart, read from the usage store. */
+export interface SeedRows {
+  now: Date;
+  /** USD spent by each agent in the current UTC day and month. */
+  agents: ReadonlyArray<{ agentId: string; day: number; month: number }>;
+  /** USD spent by each trace. */
+  traces: ReadonlyArray<{ traceId: string; cost: number }>;
+}
+
+export interface Counters {
+  readonly kind: 'memory' | 'redis';
+
+  /**
+   * Checks that spend + open reservations + amount stays within the daily, monthly and trace limits (in that order) and,
+   * when all pass, holds `amount` in each window. A hold that is neither settled nor released expires after
+   * `reservationTtlMs` (default 10 minutes), so a crashed node cannot block a budget for longer.
+   */
+  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  /**
+   * Replaces the hold by the actual cost (lower or higher), in the day and month the reservation was made.
+   * Still records the cost after the hold expired, for `reservationRecordTtlMs` (default 24 h). False when already done or unknown.
+   */
+  settle(reservationId: string, actualCost: number): Promise<boolean>;
+  /** Drops the hold without spend (error paths). False when already done. */
+  release(reservationId: string): Promise<boolean>;
+
+  /** Recorded spend (no open reservations) of an agent in the UTC day and month of `now`, in USD. */
+  spend(agentId: string, now: Date): Promise<{ day: number; month: number }>;
+  /** Recorded spend of a trace in USD. */
+  traceSpend(traceId: string): Promise<number>;
+
+  /** Sliding one-minute window per agent; counts the request (and its tokens) only when both limits pass. */
+  rateLimit(req: RateLimitRequest): Promise<RateLimitResult>;
+  /** Corrects the tokens of the current minute once the real usage is known (negative gives tokens back). */
+  addTokens(agentId: string, tokens: number, now?: Date): Promise<void>;
+
+  /** Records one sighting of `key` and returns how many times it was seen in the last `windowSeconds`, this one included. */
+  countRepeat(req: RepeatRequest): Promise<number>;
+
+  /** Restores spend after a restart (memory: replaces; Redis: fills only windows it has no record of). */
+  seed(rows: SeedRows): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+export interface CounterOptions {
+  /** How long an unsettled hold counts against budgets. */
+  reservationTtlMs?: number;
+  /** How long a reservation can still be settled (its cost recorded) after it was made. */
+  reservationRecordTtlMs?: number;
+  /** How long a trace's spend is kept after its last request. */
+  traceTtlMs?: number;
+}
+
+export const DEFAULT_RESERVATION_TTL_MS = 10 * 60_000;
+export const DEFAULT_RESERVATION_RECORD_TTL_MS = 24 * 60 * 60_000;
+export const DEFAULT_TRACE_TTL_MS = 7 * 24 * 60 * 60_000;
+/** max_repeats is at most 10,000 (contract), so counting further changes no decision and would only grow memory. */
+export const MAX_REPEATS_TRACKED = 10_001;

@@ -1,0 +1,5 @@
+export * from './budget-window.js';
+export * from './cost.js';
+export * from './prices.js';
+export * from './tokens.js';
+export * from './counters/index.js';

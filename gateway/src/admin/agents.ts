@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  Agent,
+  AgentgwError,
+  AgentWithKey,
+  AgentWithSpend,
+  CreateAgent,
+  ErrorBody,
+  PaginationQuery,
+  PatchAgent,
+  ResourceId,
+  RotatedKey,
+  page,
+} from '../contract/index.js';
+import { generateId, generateKey, keyPrefix } from '../security/keys.js';
+import { isUniqueViolation } from '../storage/kysely-store.js';
+import type { Services } from '../services.js';
+import { type Principal, listScope, requireTenant, requireWrite } from './principal.js';
+
+export const AgentId = z.string().regex(/^agt_[0-9A-Za-z]{16}$/, { message: 'must be an agent id such as agt_0123456789abcdef' });
+const Params = z.strictObject({ id: AgentId });
+const ListQuery = PaginationQuery.extend({ tenant_id: ResourceId.optional() });
+const IdempotencyHeader = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, { message: 'Idempotency-Key must be 1-255 printable ASCII characters' })
+  .optional();
+const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
+
+const agentNotFound = (id: string) => new AgentgwError('agent_not_found', `Agent ${id} does not exist: check the id.`);
+const nameTaken = (tenant: string, name: string) =>
+  new AgentgwError('agent_exists', `An agent named ${name} already exists in tenant ${tenant}: choose another name.`);
+
+export function agentRoutes(app: FastifyInstance, s: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+  /** An agent may use a global policy or one of its own tenant. */
+  async function checkPolicy(p: Principal, tenantId: string, policyId: string | null | undefined): Promise<void> {
+    if (!policyId) return;
+    const policy = await s.store.getPolicy(policyId);
+    if (!policy) throw new AgentgwError('policy_not_found', `Policy ${policyId} does not exist: create it first or check the id.`, { param: 'policy_id' });
+    if (policy.tenant_id && policy.tenant_id !== tenantId) {
+      throw new AgentgwError('tenant_forbidden', `Policy ${policyId} belongs to tenant ${policy.tenant_id}; an agent of ${tenantId} may use only global policies or its own tenant's.`);
+    }
+  }
+
+  async function loadOwned(p: Principal, id: string) {
+    const agent = await s.store.getAgent(id);
+    if (!agent) throw agentNotFound(id);
+    requireTenant(p, agent.tenant_id);
+    return agent;
+  }
+
+  r.post(
+    '/agents',
+    {
+      schema: {
+        tags: ['agents'],
+        body: CreateAgent,
+        headers: z.looseObject({ 'idempotency-key': IdempotencyHeader }),
+        response: { 201: AgentWithKey, ...errors },
+      },
+    },
+    async (req, reply) => {
+      requireWrite(req.principal);
+      requireTenant(req.principal, req.body.tenant_id);
+      const idemKey = req.headers['idempotency-key'];
+      const requestHash = createHash('sha256').update(JSON.stringify(req.body)).digest('base64url');
+      const idemHash = idemKey ? s.hasher.hash(`idem:${req.principal.id}:${idemKey}`) : undefined;
+      if (idemKey && idemHash) {
+        const replay = await replayIdempotent(s, idemHash, idemKey, req.principal.id, requestHash);
+        if (replay) return reply.code(201).header('idempotent-replayed', 'true').send(replay);
+      }
+      if (!(await s.store.getTenant(req.body.tenant_id))) {
+        throw new AgentgwError('tenant_not_found', `Tenant ${req.body.tenant_id} does not exist: create it first.`, { param: 'tenant_id' });
+      }
+      await checkPolicy(req.principal, req.body.tenant_id, req.body.policy_id);
+      const apiKey = generateKey('agk');
+      let agent;
+      try {
+        agent = await s.store.createAgent({
+          id: generateId('agt'),
+          name: req.body.name,
+          tenant_id: req.body.tenant_id,
+          policy_id: req.body.policy_id ?? null,
+          labels: req.body.labels ?? {},
+          key_prefix: keyPrefix(apiKey),
+          key_hash: s.hasher.hash(apiKey),
+        });
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+        if (idemKey && idemHash) {
+          // A concurrent retry with the same key may have created this agent a moment ago: answer with its result.
+          const replay = await awaitReplay(s, idemHash, idemKey, req.principal.id, requestHash);
+          if (replay) return reply.code(201).header('idempotent-replayed', 'true').send(replay);
+        }
+        throw nameTaken(req.body.tenant_id, req.body.name);
+      }
+      const result = { ...agent, api_key: apiKey };
+      if (idemKey && idemHash) {
+        const stored = await s.store.putIdempotent({
+          key_hash: idemHash,
+          scope: req.principal.id,
+          request_hash: requestHash,
+          response: s.hasher.seal(idemKey, JSON.stringify(result)),
+        });
+        if (!stored) {
+          // A concurrent retry with the same key won: undo ours and answer with its result.
+          await s.store.deleteAgent(agent.id);
+          const replay = await replayIdempotent(s, idemHash, idemKey, req.principal.id, requestHash);
+          if (replay) return reply.code(201).header('idempotent-replayed', 'true').send(replay);
+        }
+      }
+      await s.snapshot.changed();
+      return reply.code(201).send(result);
+    },
+  );
+
+  r.get('/agents', { schema: { tags: ['agents'], querystring: ListQuery, response: { 200: page(Agent), ...errors } } }, async (req) => {
+    return s.store.listAgents({ ...req.query, tenant_id: listScope(req.principal, req.query.tenant_id) });
+  });
+
+  r.get('/agents/:id', { schema: { tags: ['agents'], params: Params, response: { 200: AgentWithSpend, ...errors } } }, async (req) => {
+    const agent = await loadOwned(req.principal, req.params.id);
+    const policy = agent.policy_id ? await s.store.getPolicy(agent.policy_id) : undefined;
+    return { ...agent, spend: await s.spend(agent.id, policy) };
+  });
+
+  r.patch('/agents/:id', { schema: { tags: ['agents'], params: Params, body: PatchAgent, response: { 200: Agent, ...errors } } }, async (req) => {
+    requireWrite(req.principal);
+    const agent = await loadOwned(req.principal, req.params.id);
+    await checkPolicy(req.principal, agent.tenant_id, req.body.policy_id);
+    let updated;
+    try {
+      updated = await s.store.updateAgent(agent.id, req.body);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw nameTaken(agent.tenant_id, req.body.name ?? agent.name);
+      throw e;
+    }
+    if (!updated) throw agentNotFound(agent.id);
+    await s.snapshot.changed();
+    return updated;
+  });
+
+  r.delete('/agents/:id', { schema: { tags: ['agents'], params: Params, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
+    requireWrite(req.principal);
+    const agent = await loadOwned(req.principal, req.params.id);
+    await s.store.deleteAgent(agent.id);
+    await s.snapshot.changed();
+    return reply.code(204).send(null);
+  });
+
+  r.post('/agents/:id/rotate-key', { schema: { tags: ['agents'], params: Params, response: { 200: RotatedKey, ...errors } } }, async (req) => {
+    requireWrite(req.principal);
+    const agent = await loadOwned(req.principal, req.params.id);
+    const apiKey = generateKey('agk');
+    await s.store.setAgentKey(agent.id, s.hasher.hash(apiKey), keyPrefix(apiKey));
+    await s.snapshot.changed();
+    return { id: agent.id, api_key: apiKey, key_prefix: keyPrefix(apiKey) };
+  });
+}
+
+/** Waits briefly for a concurrent request's idempotency row (it is written right after its agent). */
+async function awaitReplay(s: Services, idemHash: string, idemKey: string, scope: string, requestHash: string) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const replay = await replayIdempotent(s, idemHash, idemKey, scope, requestHash);
+    if (replay) return replay;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return undefined;
+}
+
+async function replayIdempotent(s: Services, idemHash: string, idemKey: string, scope: string, requestHash: string) {
+  const row = await s.store.getIdempotent(idemHash, new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString());
+  if (!row) return undefined;
+  if (row.scope !== scope || row.request_hash !== requestHash) {
+    throw new AgentgwError('invalid_header', 'This Idempotency-Key was already used with a different request body: use a new key for a new request.', {
+      param: 'idempotency-key',
+    });
+  }
+  const body = s.hasher.unseal(idemKey, row.response);
+  if (!body) throw new AgentgwError('invalid_header', 'This Idempotency-Key cannot be replayed: use a new key.', { param: 'idempotency-key' });
+  return JSON.parse(body);
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AgentgwError, ErrorBody, PaginationQuery, Policy, PutPolicy, ResourceId, mergePolicy, page } from '../contract/index.js';
+import type { Services } from '../services.js';
+import { listScope, requireAdmin, requireTenant, requireWrite } from './principal.js';
+
+const Params = z.strictObject({ id: ResourceId });
+const ListQuery = PaginationQuery.extend({ tenant_id: ResourceId.optional() });
+const notFound = (id: string) => new AgentgwError('policy_not_found', `Policy ${id} does not exist: check the id or PUT it first.`);
+
+export function policyRoutes(app: FastifyInstance, s: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+  r.put(
+    '/policies/:id',
+    { schema: { tags: ['policies'], params: Params, body: PutPolicy, response: { 200: Policy, 201: Policy, ...errors } } },
+    async (req, reply) => {
+      requireWrite(req.principal);
+      const existing = await s.store.getPolicy(req.params.id);
+      const tenantId = existing ? existing.tenant_id : (req.body.tenant_id ?? null);
+      // Permission first, so that a key of another tenant learns nothing about the policy.
+      if (tenantId === null) requireAdmin(req.principal, 'write global policies (set tenant_id to your tenant)');
+      requireTenant(req.principal, tenantId);
+      if (existing && req.body.tenant_id !== undefined && req.body.tenant_id !== existing.tenant_id) {
+        throw new AgentgwError(
+          'validation_failed',
+          `tenant_id of policy ${req.params.id} is ${existing.tenant_id ?? 'null (global)'} and cannot change: leave it out, or create a new policy.`,
+          { param: 'tenant_id' },
+        );
+      }
+      if (!existing && tenantId && !(await s.store.getTenant(tenantId))) {
+        throw new AgentgwError('tenant_not_found', `Tenant ${tenantId} does not exist: create it first.`, { param: 'tenant_id' });
+      }
+      const { policy, created } = await s.store.putPolicy(req.params.id, mergePolicy(existing ?? null, { ...req.body, tenant_id: tenantId }));
+      await s.snapshot.changed();
+      return reply.code(created ? 201 : 200).send(policy);
+    },
+  );
+
+  r.get('/policies', { schema: { tags: ['policies'], querystring: ListQuery, response: { 200: page(Policy), ...errors } } }, async (req) => {
+    return s.store.listPolicies({ ...req.query, tenant_id: listScope(req.principal, req.query.tenant_id) });
+  });
+
+  r.get('/policies/:id', { schema: { tags: ['policies'], params: Params, response: { 200: Policy, ...errors } } }, async (req) => {
+    const policy = await s.store.getPolicy(req.params.id);
+    if (!policy) throw notFound(req.params.id);
+    // Global policies are readable by every key: tenant agents may use them.
+    if (policy.tenant_id) requireTenant(req.principal, policy.tenant_id);
+    return policy;
+  });
+
+  r.delete('/policies/:id', { schema: { tags: ['policies'], params: Params, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
+    requireWrite(req.principal);
+    const policy = await s.store.getPolicy(req.params.id);
+    if (!policy) throw notFound(req.params.id);
+    if (policy.tenant_id === null) requireAdmin(req.principal, 'delete global policies');
+    requireTenant(req.principal, policy.tenant_id);
+    const result = await s.store.deletePolicy(req.params.id);
+    if (result === 'missing') throw notFound(req.params.id);
+    if (result === 'in_use') throw new AgentgwError('policy_in_use', `Policy ${req.params.id} is used by an agent: move its agents to another policy first.`);
+    await s.snapshot.changed();
+    return reply.code(204).send(null);
+  });
+}

@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ErrorBody, PutMaintenance, ROLE_PERMISSIONS, ROLES, SystemConfig } from '../contract/index.js';
+import type { Services } from '../services.js';
+import { requireAdmin } from './principal.js';
+
+export function systemRoutes(app: FastifyInstance, s: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
+
+  const config = (): SystemConfig => ({
+    version: s.version,
+    storage: { kind: s.store.kind },
+    counters: { kind: s.countersKind },
+    providers: s.providerInfo(),
+    rbac_roles: ROLES.map((name) => ({ name, permissions: ROLE_PERMISSIONS[name] })),
+    maintenance: s.snapshot.maintenance,
+  });
+
+  r.get('/system/config', { schema: { tags: ['system'], response: { 200: SystemConfig, ...errors } } }, async () => config());
+
+  r.put('/system/maintenance', { schema: { tags: ['system'], body: PutMaintenance, response: { 200: SystemConfig, ...errors } } }, async (req) => {
+    requireAdmin(req.principal, 'switch maintenance mode');
+    const current = s.snapshot.maintenance;
+    await s.snapshot.setMaintenance({
+      enabled: req.body.enabled,
+      message: req.body.enabled ? (req.body.message ?? null) : null,
+      since: req.body.enabled ? (current.enabled && current.since ? current.since : new Date().toISOString()) : null,
+    });
+    return config();
+  });
+}

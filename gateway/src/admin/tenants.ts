@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AgentgwError, CreateTenant, ErrorBody, PaginationQuery, PatchTenant, ResourceId, Tenant, page } from '../contract/index.js';
+import { isUniqueViolation } from '../storage/kysely-store.js';
+import type { Services } from '../services.js';
+import { listScope, requireAdmin, requireTenant } from './principal.js';
+
+const Params = z.strictObject({ id: ResourceId });
+const notFound = (id: string) => new AgentgwError('tenant_not_found', `Tenant ${id} does not exist: create it first or check the id.`);
+
+export function tenantRoutes(app: FastifyInstance, s: Services): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+  r.post('/tenants', { schema: { tags: ['tenants'], body: CreateTenant, response: { 201: Tenant, ...errors } } }, async (req, reply) => {
+    requireAdmin(req.principal, 'create tenants');
+    try {
+      const t = await s.store.createTenant({ id: req.body.id, name: req.body.name, labels: req.body.labels ?? {} });
+      return reply.code(201).send(t);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new AgentgwError('tenant_exists', `Tenant ${req.body.id} already exists: choose another id or PATCH it.`);
+      throw e;
+    }
+  });
+
+  r.get('/tenants', { schema: { tags: ['tenants'], querystring: PaginationQuery, response: { 200: page(Tenant), ...errors } } }, async (req) => {
+    return s.store.listTenants({ ...req.query, tenant_id: listScope(req.principal, undefined) });
+  });
+
+  r.get('/tenants/:id', { schema: { tags: ['tenants'], params: Params, response: { 200: Tenant, ...errors } } }, async (req) => {
+    requireTenant(req.principal, req.params.id);
+    const t = await s.store.getTenant(req.params.id);
+    if (!t) throw notFound(req.params.id);
+    return t;
+  });
+
+  r.patch('/tenants/:id', { schema: { tags: ['tenants'], params: Params, body: PatchTenant, response: { 200: Tenant, ...errors } } }, async (req) => {
+    requireTenant(req.principal, req.params.id);
+    requireAdmin(req.principal, 'change tenants');
+    const t = await s.store.updateTenant(req.params.id, req.body);
+    if (!t) throw notFound(req.params.id);
+    return t;
+  });
+
+  r.delete('/tenants/:id', { schema: { tags: ['tenants'], params: Params, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
+    requireTenant(req.principal, req.params.id);
+    requireAdmin(req.principal, 'delete tenants');
+    const result = await s.store.deleteTenant(req.params.id);
+    if (result === 'missing') throw notFound(req.params.id);
+    if (result === 'not_empty') {
+      throw new AgentgwError('tenant_not_empty', `Tenant ${req.params.id} still has agents or policies: delete them first.`);
+    }
+    await s.snapshot.changed();
+    return reply.code(204).send(null);
+  });
+}

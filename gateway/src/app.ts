@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
+import { adminPlugin } from './admin/index.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { dataPlanePlugin } from './gateway/plugin.js';
+import type { Runtime } from './runtime.js';
+
+export interface AppOptions {
+  services: Runtime;
+  /** A pino logger, or false for none (tests). */
+  logger?: Logger | false;
+}
+
+/** Secrets never reach a log line. */
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers["api-key"]',
+  'req.headers["x-api-key"]',
+  'req.headers["x-goog-api-key"]',
+  'api_key',
+  '*.api_key',
+  'apiKey',
+];
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const { services } = opts;
+  const common = {
+    bodyLimit: services.config.limits.admin_body_bytes,
+    genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  };
+  const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'agentgw admin interface', version: services.version },
+      servers: [{ url: '/api' }],
+      components: { securitySchemes: { adminKey: { type: 'http', scheme: 'bearer' } } },
+      security: [{ adminKey: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(adminPlugin, { prefix: '/api', services });
+  await app.register(dataPlanePlugin(services.dataPlane, services.config.limits.gateway_body_bytes), { prefix: '/v1' });
+  const registry = services.telemetry.metrics.registry;
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  return app;
+}

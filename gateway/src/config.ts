@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { PriceOverrides } from './accounting/prices.js';
+import { ProviderConfig } from './providers/config.js';
+
+const ListenAddress = z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, { message: 'must be HOST:PORT' });
+
+/** `agentgw.yaml`: every key has a default, so no file is needed to start. */
+export const GatewayConfig = z.strictObject({
+  listen: ListenAddress.default('127.0.0.1:8080'),
+  storage: z
+    .union([
+      z.strictObject({ kind: z.literal('sqlite'), path: z.string().default('./data/agentgw.db') }),
+      z.strictObject({ kind: z.literal('postgres'), url: z.string() }),
+    ])
+    .default({ kind: 'sqlite', path: './data/agentgw.db' }),
+  counters: z
+    .union([z.strictObject({ kind: z.literal('memory') }), z.strictObject({ kind: z.literal('redis'), url: z.string() })])
+    .default({ kind: 'memory' }),
+  providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'provider names are lowercase letters, digits, _ or -' }), ProviderConfig).default({}),
+  models: z.record(z.string().min(1).max(200), z.array(z.string().min(3)).min(1)).default({}),
+  prices: PriceOverrides.default({}),
+  limits: z
+    .strictObject({
+      admin_body_bytes: z.number().int().min(1024).default(1024 * 1024),
+      gateway_body_bytes: z.number().int().min(1024).default(10 * 1024 * 1024),
+    })
+    .default({ admin_body_bytes: 1024 * 1024, gateway_body_bytes: 10 * 1024 * 1024 }),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+export type GatewayConfig = z.infer<typeof GatewayConfig>;
+
+export class ConfigError extends Error {}
+
+/** Replaces `${ENV_VAR}` in every string of the file with the variable's value; a missing variable is an error. */
+function interpolate(value: unknown, env: NodeJS.ProcessEnv, path: string): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      const v = env[name];
+      if (v === undefined) throw new ConfigError(`config ${path}: environment variable ${name} is not set`);
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, `${path}[${i}]`));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, path ? `${path}.${k}` : k)]));
+  }
+  return value;
+}
+
+/** Reads the config file (optional) and the environment into one validated config. */
+export function loadConfig(opts: { path?: string; env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown> } = {}): GatewayConfig {
+  const env = opts.env ?? process.env;
+  const path = opts.path ?? env.AGENTGW_CONFIG;
+  let raw: Record<string, unknown> = {};
+  if (path) {
+    let text: string;
+    try {
+      text = readFileSync(resolve(path), 'utf8');
+    } catch (e) {
+      throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    const doc = parseDocument(text);
+    if (doc.errors.length > 0) throw new ConfigError(`config file ${path}: ${doc.errors[0]!.message}`);
+    raw = (doc.toJS() as Record<string, unknown>) ?? {};
+  }
+  raw = interpolate(raw, env, '') as Record<string, unknown>;
+  if (env.AGENTGW_DATABASE_URL) raw.storage = { kind: 'postgres', url: env.AGENTGW_DATABASE_URL };
+  if (env.AGENTGW_REDIS_URL) raw.counters = { kind: 'redis', url: env.AGENTGW_REDIS_URL };
+  Object.assign(raw, opts.overrides ?? {});
+  const parsed = GatewayConfig.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`config ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return parsed.data;
+}

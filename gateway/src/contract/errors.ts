@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/** Every error code of CONTRACT, with its HTTP status and type: the one table the whole project maps errors through. */
+export const ERROR_CODES = {
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  validation_failed: { status: 400, type: 'invalid_request_error' },
+  invalid_header: { status: 400, type: 'invalid_request_error' },
+  unknown_model: { status: 400, type: 'invalid_request_error' },
+  body_too_large: { status: 413, type: 'invalid_request_error' },
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  model_not_allowed: { status: 403, type: 'policy_blocked' },
+  pii_detected: { status: 403, type: 'policy_blocked' },
+  retry_blocked: { status: 403, type: 'policy_blocked' },
+  cost_cap_exceeded: { status: 403, type: 'policy_blocked' },
+  policy_not_permitted: { status: 403, type: 'policy_blocked' },
+  price_unknown: { status: 403, type: 'policy_blocked' },
+  insufficient_role: { status: 403, type: 'permission_denied' },
+  tenant_forbidden: { status: 403, type: 'permission_denied' },
+  tenant_not_found: { status: 404, type: 'not_found' },
+  agent_not_found: { status: 404, type: 'not_found' },
+  policy_not_found: { status: 404, type: 'not_found' },
+  trace_not_found: { status: 404, type: 'not_found' },
+  admin_key_not_found: { status: 404, type: 'not_found' },
+  route_not_found: { status: 404, type: 'not_found' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  agent_exists: { status: 409, type: 'conflict' },
+  tenant_exists: { status: 409, type: 'conflict' },
+  policy_in_use: { status: 409, type: 'conflict' },
+  tenant_not_empty: { status: 409, type: 'conflict' },
+  daily_budget_exceeded: { status: 429, type: 'budget_exceeded' },
+  monthly_budget_exceeded: { status: 429, type: 'budget_exceeded' },
+  trace_budget_exceeded: { status: 429, type: 'budget_exceeded' },
+  rpm_exceeded: { status: 429, type: 'rate_limited' },
+  tpm_exceeded: { status: 429, type: 'rate_limited' },
+  upstream_unavailable: { status: 502, type: 'upstream_error' },
+  upstream_bad_response: { status: 502, type: 'upstream_error' },
+  upstream_timeout: { status: 504, type: 'upstream_error' },
+  maintenance: { status: 503, type: 'service_unavailable' },
+  // A bug, never an answer to bad input.
+  internal_error: { status: 500, type: 'internal_error' },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export type ErrorType = (typeof ERROR_CODES)[ErrorCode]['type'];
+
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      type: z.string(),
+      code: z.string(),
+      param: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** The one error class of agentgw: thrown anywhere, turned into CONTRACT's error body by one Fastify error handler. */
+export class AgentgwError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = 'AgentgwError';
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.type = ERROR_CODES[code].type;
+    this.param = opts.param ?? null;
+    this.headers = opts.headers ?? {};
+  }
+
+  /** Upstream failures worth trying the next fallback target for. */
+  get isRetryable(): boolean {
+    return this.code === 'upstream_unavailable' || this.code === 'upstream_timeout';
+  }
+
+  toBody(): ErrorBody {
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
+  }
+}
+
+export function isAgentgwError(e: unknown): e is AgentgwError {
+  return e instanceof AgentgwError;
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { Labels, ResourceId, Timestamp, Usd } from './common.js';
+
+export const PII_TYPES = ['email', 'phone', 'credit_card', 'ssn', 'iban', 'ip_address', 'secret'] as const;
+export const PiiType = z.enum(PII_TYPES);
+export type PiiType = z.infer<typeof PiiType>;
+
+export const PiiMode = z.enum(['off', 'redact', 'block']);
+
+export const ModelPattern = z
+  .string()
+  .regex(/^[A-Za-z0-9*?._:\/@-]{1,200}$/, { message: 'must be a model id or glob such as "openai/*" (letters, digits, . _ : / @ - * ?)' });
+
+export const RetryBlock = z.strictObject({
+  max_repeats: z.number().int().min(1).max(10_000),
+  window_seconds: z.number().int().min(1).max(86_400),
+});
+
+const Count = z.number().int().min(1).max(1e12);
+
+/** Rules with every default filled in, as the server returns and stores them. */
+export const Rules = z
+  .object({
+    pii: PiiMode,
+    pii_types: z.array(PiiType),
+    retry_block: RetryBlock.nullable(),
+    max_cost_per_request: Usd.nullable(),
+    max_cost_per_trace: Usd.nullable(),
+    rpm: Count.nullable(),
+    tpm: Count.nullable(),
+  })
+  .meta({ id: 'Rules' });
+export type Rules = z.infer<typeof Rules>;
+
+export const DEFAULT_RULES: Rules = {
+  pii: 'off',
+  pii_types: [...PII_TYPES],
+  retry_block: null,
+  max_cost_per_request: null,
+  max_cost_per_trace: null,
+  rpm: null,
+  tpm: null,
+};
+
+/** Rules as written: every field optional; null clears an optional rule. */
+export const RulesInput = z.strictObject({
+  pii: PiiMode.optional(),
+  pii_types: z.array(PiiType).max(PII_TYPES.length).optional(),
+  retry_block: RetryBlock.nullable().optional(),
+  max_cost_per_request: Usd.nullable().optional(),
+  max_cost_per_trace: Usd.nullable().optional(),
+  rpm: Count.nullable().optional(),
+  tpm: Count.nullable().optional(),
+});
+export type RulesInput = z.infer<typeof RulesInput>;
+
+export const Policy = z
+  .object({
+    id: ResourceId,
+    tenant_id: ResourceId.nullable(),
+    monthly_budget: Usd.nullable(),
+    daily_budget: Usd.nullable(),
+    allowed_models: z.array(ModelPattern).nullable(),
+    rules: Rules,
+    labels: Labels,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'Policy' });
+export type Policy = z.infer<typeof Policy>;
+
+/** PUT /policies/{id}: all optional; a field left out keeps its value; null clears it. */
+export const PutPolicy = z.strictObject({
+  tenant_id: ResourceId.nullable().optional(),
+  monthly_budget: Usd.nullable().optional(),
+  daily_budget: Usd.nullable().optional(),
+  allowed_models: z.array(ModelPattern).max(500).nullable().optional(),
+  rules: RulesInput.optional(),
+  labels: Labels.optional(),
+});
+export type PutPolicy = z.infer<typeof PutPolicy>;
+
+/** The policy fields a PUT may set, merged over what exists (or over the defaults on create). */
+export function mergePolicy(
+  existing: Omit<Policy, 'id' | 'created_at' | 'updated_at'> | null,
+  input: PutPolicy,
+): Omit<Policy, 'id' | 'created_at' | 'updated_at'> {
+  const base = existing ?? {
+    tenant_id: null,
+    monthly_budget: null,
+    daily_budget: null,
+    allowed_models: null,
+    rules: DEFAULT_RULES,
+    labels: {},
+  };
+  const rules = { ...base.rules };
+  for (const [k, v] of Object.entries(input.rules ?? {})) {
+    if (v !== undefined) (rules as Record<string, unknown>)[k] = v;
+  }
+  return {
+    tenant_id: input.tenant_id !== undefined ? input.tenant_id : base.tenant_id,
+    monthly_budget: input.monthly_budget !== undefined ? input.monthly_budget : base.monthly_budget,
+    daily_budget: input.daily_budget !== undefined ? input.daily_budget : base.daily_budget,
+    allowed_models: input.allowed_models !== undefined ? input.allowed_models : base.allowed_models,
+    rules,
+    labels: input.labels ?? base.labels,
+  };
+}

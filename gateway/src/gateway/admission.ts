@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import { costOf, maxOutputTokensFor, worstCaseCost } from '../accounting/cost.js';
+import { effectiveDailyLimit } from '../accounting/budget-window.js';
+import type { Counters } from '../accounting/counters/spec.js';
+import type { ModelPrice, PriceTable } from '../accounting/prices.js';
+import { promptTokensUpperBound, requestedMaxOutputTokens } from '../accounting/tokens.js';
+import { AgentgwError } from '../contract/index.js';
+import type { Usage } from '../providers/spec.js';
+import { effectivePolicy } from '../policy/effective-policy.js';
+import { modelAllowed, modelNotAllowed } from '../policy/model-allowlist.js';
+import { applyPiiRules } from '../policy/pii-rules.js';
+import type { Snapshot } from '../storage/snapshot.js';
+import type { RequestContext } from './request-context.js';
+import type { Router, Target } from './router.js';
+
+export interface DataPlaneDeps {
+  snapshot: Snapshot;
+  router: Router;
+  prices: PriceTable;
+  counters: Counters;
+}
+
+export interface PricedTarget extends Target {
+  price: ModelPrice | undefined;
+}
+
+/** A request that passed every check: what to send, where, and the budget hold to settle. */
+export interface Admission {
+  body: Record<string, unknown>;
+  targets: PricedTarget[];
+  reservationId: string | null;
+  /** Tokens counted against tpm at admission, corrected once the real usage is known. */
+  tpmTokens: number;
+}
+
+const BYTES_PER_TOKEN_ESTIMATE = 4;
+
+/** Runs CONTRACT's checks in order: effective policy, allow-list, PII, retry block, rpm/tpm, cost cap, budget reservation. */
+export async function admit(
+  deps: DataPlaneDeps,
+  ctx: RequestContext,
+  rawBody: Record<string, unknown> & { model: string },
+  kind: 'chat' | 'embeddings',
+): Promise<Admission> {
+  const now = new Date();
+  const targets = deps.router.resolve(rawBody.model);
+  ctx.model = rawBody.model;
+  ctx.provider = targets[0]!.provider.name;
+  const eff = effectivePolicy(ctx.agent, (id) => deps.snapshot.policy(id), ctx.headerPolicyId);
+  ctx.policy = eff;
+
+  // Allow-list: each policy must allow the target; alias fallbacks that are not allowed are skipped.
+  const allowed = targets.filter((t) => eff.policies.every((p) => modelAllowed(p.allowed_models, t.id) || modelAllowed(p.allowed_models, rawBody.model)));
+  if (allowed.length === 0) {
+    const blocking = eff.policies.find((p) => !targets.some((t) => modelAllowed(p.allowed_models, t.id)));
+    throw modelNotAllowed(rawBody.model, blocking?.id ?? eff.policies[0]!.id);
+  }
+
+  const pii = applyPiiRules(eff.policies, rawBody);
+  ctx.piiTypes = pii.found;
+  const body = pii.body;
+  if (eff.captureBodies) ctx.capturedBody = JSON.stringify(body).slice(0, 64 * 1024);
+
+  for (const rule of eff.retryBlocks) {
+    const scope = ctx.traceFromClient ? `t:${ctx.agent.id}:${ctx.traceId}` : `a:${ctx.agent.id}`;
+    const key = `${scope}:${rule.window_seconds}:${normalisedRequestHash(body)}`;
+    const seen = await deps.counters.countRepeat({ key, windowSeconds: rule.window_seconds, now });
+    if (seen > rule.max_repeats) {
+      throw new AgentgwError(
+        'retry_blocked',
+        `This request was repeated ${seen} times within ${rule.window_seconds} s (limit ${rule.max_repeats}): change the request or stop retrying; the agent looks stuck in a loop.`,
+      );
+    }
+  }
+
+  const promptUpper = promptTokensUpperBound(body as never);
+  const tpmTokens = Math.ceil(approxBytes(body) / BYTES_PER_TOKEN_ESTIMATE);
+  if (eff.rpm !== null || eff.tpm !== null) {
+    const rl = await deps.counters.rateLimit({ agentId: ctx.agent.id, rpm: eff.rpm, tpm: eff.tpm, tokens: tpmTokens, now });
+    if (!rl.ok) {
+      const code = rl.which === 'rpm' ? 'rpm_exceeded' : 'tpm_exceeded';
+      const limit = rl.which === 'rpm' ? eff.rpm : eff.tpm;
+      throw new AgentgwError(code, `Rate limit of ${limit} ${rl.which === 'rpm' ? 'requests' : 'tokens'} per minute reached: retry after ${rl.retryAfterSeconds} s.`, {
+        headers: { 'retry-after': String(rl.retryAfterSeconds) },
+      });
+    }
+  }
+
+  const priced: PricedTarget[] = allowed.map((t) => ({ ...t, price: deps.prices.lookup(t.provider.name, t.model) }));
+  const dailyLimit = effectiveDailyLimit({ daily_budget: eff.dailyBudget, monthly_budget: eff.monthlyBudget }, now);
+  const limited = eff.monthlyBudget !== null || dailyLimit !== null || eff.maxCostPerRequest !== null || eff.maxCostPerTrace !== null;
+  let worst = 0;
+  const maxOut = kind === 'chat' ? requestedMaxOutputTokens(body as never) : 0;
+  for (const t of priced) {
+    if (!t.price) {
+      if (limited) {
+        throw new AgentgwError(
+          'price_unknown',
+          `Model ${t.id} has no price, so its budget or cost cap cannot be enforced: add it under "prices" in the server config, or use a priced model.`,
+          { param: 'model' },
+        );
+      }
+      continue;
+    }
+    worst = Math.max(worst, worstCaseCost(t.price, promptUpper, kind === 'chat' ? maxOutputTokensFor(t.price, maxOut) : 0));
+  }
+  if (eff.maxCostPerRequest !== null && worst > eff.maxCostPerRequest) {
+    throw new AgentgwError(
+      'cost_cap_exceeded',
+      `This request could cost up to $${worst.toFixed(6)}, above the per-request cap of $${eff.maxCostPerRequest}: lower max_tokens, shorten the prompt, or use a cheaper model.`,
+    );
+  }
+
+  const res = await deps.counters.reserve({
+    agentId: ctx.agent.id,
+    // A trace of one has nothing to accumulate; its trace limit still applies to this request alone.
+    traceId: ctx.traceFromClient ? traceKey(ctx) : null,
+    amount: worst,
+    dailyLimit,
+    monthlyLimit: eff.monthlyBudget,
+    traceLimit: eff.maxCostPerTrace,
+    now,
+  });
+  if (!res.ok) throw budgetError(res.which, res.limit, res.resetAt, now);
+  return { body, targets: priced, reservationId: res.reservationId, tpmTokens };
+}
+
+/** Trace ids come from clients, so they are qualified with the tenant to keep tenants' traces apart. */
+export function traceKey(ctx: RequestContext): string {
+  return `${ctx.agent.tenant_id}:${ctx.traceId}`;
+}
+
+function budgetError(which: 'daily' | 'monthly' | 'trace', limit: number, resetAt: Date | null, now: Date): AgentgwError {
+  const reset = resetAt ?? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+  const retryAfter = Math.max(1, Math.ceil((reset.getTime() - now.getTime()) / 1000));
+  const headers = { 'retry-after': String(retryAfter), 'x-agentgw-budget-reset': reset.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  if (which === 'trace') {
+    return new AgentgwError('trace_budget_exceeded', `This trace has spent its limit of $${limit}: start a new trace (a new X-Agent-Trace-Id) or raise max_cost_per_trace.`, { headers });
+  }
+  const code = which === 'daily' ? 'daily_budget_exceeded' : 'monthly_budget_exceeded';
+  return new AgentgwError(code, `The ${which} budget of $${limit} is spent: it resets at ${headers['x-agentgw-budget-reset']}, or ask an admin to raise it.`, { headers });
+}
+
+/** The same request: same model and messages (or input), whitespace-insensitive. */
+function normalisedRequestHash(body: Record<string, unknown>): string {
+  const material = JSON.stringify([body.model, body.messages ?? body.input ?? null]).replace(/\s+/g, ' ');
+  return createHash('sha256').update(material).digest('base64url').slice(0, 32);
+}
+
+/** A cheap size of the request text for tpm estimates: the JSON-free length of messages and input. */
+function approxBytes(body: Record<string, unknown>): number {
+  let n = 0;
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') n += v.length;
+    else if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x);
+  };
+  walk(body.messages ?? body.input);
+  return n;
+}
+
+export function actualCost(target: PricedTarget | undefined, usage: Usage): number {
+  if (!target?.price) return 0;
+  return costOf(target.price, {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cached_tokens: usage.cached_prompt_tokens,
+  });
+}

@@ -1,0 +1,125 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AgentgwError, isAgentgwError } from '../contract/index.js';
+import type { ChatStream, OpenAIChatRequest } from '../providers/spec.js';
+import { toAgentgwError } from '../http/error-handler.js';
+import { type Admission, type PricedTarget, actualCost, admit } from './admission.js';
+import type { DataPlane } from './data-plane.js';
+import { ChatCompletionRequest } from './request-schemas.js';
+import { parseBody } from './parse-body.js';
+
+/** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
+export async function chatCompletions(dp: DataPlane, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const ctx = req.agw;
+  const body = parseBody(ChatCompletionRequest, req.body);
+  ctx.stream = body.stream === true;
+  const admission = await admit(dp, ctx, body as never, 'chat');
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
+  };
+  reply.raw.once('close', onClose);
+  try {
+    if (ctx.stream) await streamChat(dp, req, reply, admission, abort);
+    else await completeChat(dp, req, reply, admission, abort.signal);
+  } finally {
+    reply.raw.off('close', onClose);
+  }
+}
+
+/** Tries each allowed target in order; only retryable upstream failures move on to the next. */
+async function withFallback<T>(targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
+  let last: unknown;
+  for (const t of targets) {
+    try {
+      return { result: await call(t), target: t };
+    } catch (e) {
+      last = e;
+      if (!(isAgentgwError(e) && e.isRetryable)) throw e;
+    }
+  }
+  throw last;
+}
+
+async function completeChat(dp: DataPlane, req: FastifyRequest, reply: FastifyReply, a: Admission, signal: AbortSignal): Promise<void> {
+  const ctx = req.agw;
+  try {
+    const { result, target } = await withFallback(a.targets, (t) =>
+      t.provider.chat({ model: t.model, signal, requestId: ctx.requestId }, a.body as unknown as OpenAIChatRequest),
+    );
+    const cost = actualCost(target, result.usage);
+    await dp.settle(a, ctx, cost, result.usage);
+    dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
+    await reply.code(200).send(result.body);
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+}
+
+async function streamChat(dp: DataPlane, req: FastifyRequest, reply: FastifyReply, a: Admission, abort: AbortController): Promise<void> {
+  const ctx = req.agw;
+  let stream: ChatStream;
+  let target: PricedTarget;
+  try {
+    ({ result: stream, target } = await withFallback(a.targets, (t) =>
+      t.provider.chatStream(
+        { model: t.model, signal: abort.signal, requestId: ctx.requestId, includeUsage: (a.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true },
+        a.body as unknown as OpenAIChatRequest,
+      ),
+    ));
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+  // From here on the status is sent: failures become an SSE error event, and what was streamed is billed.
+  const raw = reply.raw;
+  reply.hijack();
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-request-id': ctx.requestId,
+    'x-agent-trace-id': ctx.traceId,
+  });
+  let ttft: number | null = null;
+  let failure: AgentgwError | undefined;
+  try {
+    for await (const frame of stream) {
+      if (ttft === null) ttft = performance.now() - ctx.startedAt;
+      if (!raw.write(frame)) await waitForDrain(raw, abort.signal);
+      if (abort.signal.aborted) break;
+    }
+  } catch (e) {
+    if (!abort.signal.aborted) failure = toAgentgwError(e, req.log);
+  }
+  const usage = stream.usage();
+  const cost = actualCost(target, usage);
+  await dp.settle(a, ctx, cost, usage);
+  if (!abort.signal.aborted && !raw.destroyed) {
+    if (failure) raw.write(`data: ${JSON.stringify(failure.toBody())}\n\n`);
+    raw.end('data: [DONE]\n\n');
+  }
+  dp.record(ctx, {
+    httpStatus: 200,
+    error: failure,
+    usage,
+    cost,
+    ttftMs: ttft === null ? null : Math.round(ttft * 1000) / 1000,
+    provider: target.provider.name,
+    model: target.id,
+  });
+}
+
+function waitForDrain(raw: NodeJS.WritableStream, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      raw.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    raw.once('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export { AgentgwError };

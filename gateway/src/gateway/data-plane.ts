@@ -1,0 +1,42 @@
+import type { Counters } from '../accounting/counters/spec.js';
+import type { PriceTable } from '../accounting/prices.js';
+import type { UsageWriter } from '../accounting/usage-writer.js';
+import type { Usage } from '../providers/spec.js';
+import type { KeyHasher } from '../security/keys.js';
+import type { Snapshot } from '../storage/snapshot.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
+import type { Admission, DataPlaneDeps } from './admission.js';
+import { type Outcome, toUsageRecord } from './outcome.js';
+import type { RequestContext } from './request-context.js';
+import type { Router } from './router.js';
+
+/** Everything the /v1 routes use, and the three things every request ends with: settle, release, record. */
+export class DataPlane implements DataPlaneDeps {
+  constructor(
+    readonly snapshot: Snapshot,
+    readonly router: Router,
+    readonly prices: PriceTable,
+    readonly counters: Counters,
+    readonly hasher: KeyHasher,
+    readonly usage: UsageWriter,
+    readonly telemetry: Telemetry,
+  ) {}
+
+  /** Replaces the budget hold by the real cost and corrects the minute's token count. */
+  async settle(a: Admission, ctx: RequestContext, cost: number, usage: Usage): Promise<void> {
+    const jobs: Array<Promise<unknown>> = [];
+    if (a.reservationId) jobs.push(this.counters.settle(a.reservationId, cost));
+    if (ctx.policy?.tpm != null) jobs.push(this.counters.addTokens(ctx.agent.id, usage.prompt_tokens + usage.completion_tokens - a.tpmTokens));
+    if (jobs.length) await Promise.all(jobs).catch((err) => this.telemetry.counterError(err));
+  }
+
+  async release(a: Admission): Promise<void> {
+    if (a.reservationId) await this.counters.release(a.reservationId).catch((err) => this.telemetry.counterError(err));
+  }
+
+  record(ctx: RequestContext, outcome: Outcome): void {
+    const rec = toUsageRecord(ctx, outcome);
+    this.usage.add(rec);
+    this.telemetry.requestFinished(rec, ctx);
+  }
+}

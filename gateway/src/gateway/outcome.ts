@@ -1,0 +1,43 @@
+import type { AgentgwError } from '../contract/index.js';
+import type { Usage } from '../providers/spec.js';
+import type { UsageRecord } from '../storage/store.js';
+import type { RequestContext } from './request-context.js';
+
+/** How one data-plane request ended, turned into its usage record. */
+export interface Outcome {
+  httpStatus: number;
+  error?: AgentgwError;
+  usage?: Usage;
+  cost?: number;
+  ttftMs?: number | null;
+  /** The target that served it (after fallbacks). */
+  provider?: string;
+  model?: string;
+}
+
+const BLOCKING_TYPES = new Set(['policy_blocked', 'budget_exceeded', 'rate_limited', 'service_unavailable']);
+
+export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
+  const latency = performance.now() - ctx.startedAt;
+  return {
+    request_id: ctx.requestId,
+    trace_id: ctx.traceId,
+    tenant_id: ctx.agent.tenant_id,
+    agent_id: ctx.agent.id,
+    model: o.model ?? ctx.model,
+    provider: o.provider ?? ctx.provider,
+    stream: ctx.stream,
+    status: o.error ? (BLOCKING_TYPES.has(o.error.type) ? 'blocked' : 'error') : 'ok',
+    http_status: o.httpStatus,
+    error_code: o.error?.code ?? null,
+    prompt_tokens: o.usage?.prompt_tokens ?? 0,
+    completion_tokens: o.usage?.completion_tokens ?? 0,
+    cost: o.cost ?? 0,
+    estimated: o.usage?.estimated ?? false,
+    latency_ms: Math.round(latency * 1000) / 1000,
+    ttft_ms: o.ttftMs ?? null,
+    started_at: ctx.startedAtIso,
+    pii_types: ctx.piiTypes,
+    body: ctx.capturedBody ?? null,
+  };
+}

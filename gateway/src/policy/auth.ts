@@ -1,0 +1,24 @@
+import { AgentgwError } from '../contract/index.js';
+import { KeyHasher } from '../security/keys.js';
+import type { Snapshot } from '../storage/snapshot.js';
+import type { StoredAgent } from '../storage/store.js';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** Agent key -> agent, from the in-memory snapshot: one HMAC and one map look-up, no database. */
+export function authenticateAgent(header: string | undefined, hasher: KeyHasher, snapshot: Snapshot): StoredAgent {
+  const match = header ? BEARER.exec(header) : null;
+  if (!match) {
+    throw new AgentgwError('invalid_api_key', 'Missing API key: send your agent key as "Authorization: Bearer <AGENT_KEY>".');
+  }
+  const key = match[1]!;
+  if (!key.startsWith('agk_')) {
+    throw new AgentgwError('invalid_api_key', 'The API key is malformed: agent keys start with "agk_". Check the key you configured.');
+  }
+  const hash = hasher.hash(key);
+  const agent = snapshot.agentByKeyHash(hash);
+  if (!agent || !KeyHasher.equal(agent.key_hash, hash)) {
+    throw new AgentgwError('invalid_api_key', 'The API key is unknown or was revoked: check the key, or ask an admin to rotate it.');
+  }
+  return agent;
+}

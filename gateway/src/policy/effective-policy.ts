@@ -1,0 +1,55 @@
+import { AgentgwError, type Policy, type Rules } from '../contract/index.js';
+import type { StoredAgent } from '../storage/store.js';
+
+/** The policies that apply to one request: the agent's own and the X-Agent-Policy one; each must pass. */
+export interface EffectivePolicy {
+  policies: Policy[];
+  monthlyBudget: number | null;
+  /** Explicit daily budget (the derived monthly/days limit is computed at reservation time). */
+  dailyBudget: number | null;
+  maxCostPerRequest: number | null;
+  maxCostPerTrace: number | null;
+  rpm: number | null;
+  tpm: number | null;
+  retryBlocks: Array<NonNullable<Rules['retry_block']>>;
+  captureBodies: boolean;
+}
+
+function minOf(values: Array<number | null>): number | null {
+  let out: number | null = null;
+  for (const v of values) if (v !== null && (out === null || v < out)) out = v;
+  return out;
+}
+
+export function effectivePolicy(
+  agent: StoredAgent,
+  lookup: (id: string) => Policy | undefined,
+  headerPolicyId: string | undefined,
+): EffectivePolicy {
+  const policies: Policy[] = [];
+  const own = agent.policy_id ? lookup(agent.policy_id) : undefined;
+  if (own) policies.push(own);
+  if (headerPolicyId !== undefined) {
+    const extra = lookup(headerPolicyId);
+    if (!extra || (extra.tenant_id !== null && extra.tenant_id !== agent.tenant_id)) {
+      // Unknown and foreign policies answer alike, so the header cannot probe other tenants' policy ids.
+      throw new AgentgwError(
+        'policy_not_permitted',
+        `X-Agent-Policy ${headerPolicyId} is not a global policy or a policy of tenant ${agent.tenant_id}: name one of those.`,
+        { param: 'x-agent-policy' },
+      );
+    }
+    if (extra.id !== own?.id) policies.push(extra);
+  }
+  return {
+    policies,
+    monthlyBudget: minOf(policies.map((p) => p.monthly_budget)),
+    dailyBudget: minOf(policies.map((p) => p.daily_budget)),
+    maxCostPerRequest: minOf(policies.map((p) => p.rules.max_cost_per_request)),
+    maxCostPerTrace: minOf(policies.map((p) => p.rules.max_cost_per_trace)),
+    rpm: minOf(policies.map((p) => p.rules.rpm)),
+    tpm: minOf(policies.map((p) => p.rules.tpm)),
+    retryBlocks: policies.flatMap((p) => (p.rules.retry_block ? [p.rules.retry_block] : [])),
+    captureBodies: policies.some((p) => p.labels.capture_bodies === 'true'),
+  };
+}

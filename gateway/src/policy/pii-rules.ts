@@ -1,0 +1,35 @@
+import { AgentgwError, type PiiType, type Policy } from '../contract/index.js';
+import { redactRequestPii, scanRequestPii } from './pii/index.js';
+
+/**
+ * Applies every policy's PII rule to the request: `block` answers 403 naming the types found (never the text),
+ * `redact` replaces matches before forwarding. A detector failure blocks (fail closed).
+ */
+export function applyPiiRules(policies: readonly Policy[], body: Record<string, unknown>): { body: Record<string, unknown>; found: PiiType[] } {
+  const active = policies.filter((p) => p.rules.pii !== 'off');
+  if (active.length === 0) return { body, found: [] };
+  const types = [...new Set(active.flatMap((p) => p.rules.pii_types))];
+  let found: PiiType[];
+  try {
+    found = [...scanRequestPii(body, types)];
+  } catch {
+    throw new AgentgwError('pii_detected', 'PII detection could not scan this request, so it was blocked: simplify the request and retry.');
+  }
+  if (found.length === 0) return { body, found };
+  for (const p of active) {
+    if (p.rules.pii !== 'block') continue;
+    const hit = found.filter((t) => p.rules.pii_types.includes(t));
+    if (hit.length > 0) {
+      throw new AgentgwError(
+        'pii_detected',
+        `The request contains personal data (${hit.join(', ')}), which policy ${p.id} blocks: remove it and retry.`,
+      );
+    }
+  }
+  const redactTypes = [...new Set(active.filter((p) => p.rules.pii === 'redact').flatMap((p) => p.rules.pii_types))].filter((t) => found.includes(t));
+  try {
+    return { body: redactRequestPii(body, redactTypes).body, found };
+  } catch {
+    throw new AgentgwError('pii_detected', 'PII redaction failed for this request, so it was blocked: simplify the request and retry.');
+  }
+}

@@ -1,0 +1,35 @@
+import type { PiiType } from '../../contract/policies.js';
+import { emailDetector } from './detectors/email.js';
+import { ibanDetector } from './detectors/iban.js';
+import { ipAddressDetector } from './detectors/ip-address.js';
+import { paymentCardDetector } from './detectors/payment-card.js';
+import { phoneDetector } from './detectors/phone.js';
+import { secretDetector } from './detectors/secret.js';
+import { ssnDetector } from './detectors/ssn.js';
+import type { PiiDetector, PiiMatch } from './pii-match.js';
+import { resolveOverlaps } from './resolve-overlaps.js';
+import { profileText } from './text-profile.js';
+
+const DETECTORS: readonly PiiDetector[] = [
+  secretDetector,
+  paymentCardDetector,
+  ibanDetector,
+  ssnDetector,
+  emailDetector,
+  ipAddressDetector,
+  phoneDetector,
+];
+
+/**
+ * Finds PII of the given types in a text. Matches are sorted by start and never overlap: where two candidates
+ * overlap, the longer one wins, then the more specific type.
+ */
+export function detectPii(text: string, types: readonly PiiType[]): PiiMatch[] {
+  if (typeof text !== 'string' || text.length < 4 || types.length === 0) return [];
+  const profile = profileText(text);
+  const found: PiiMatch[] = [];
+  for (const detector of DETECTORS) {
+    if (types.includes(detector.type) && detector.applies(profile)) detector.find(text, found);
+  }
+  return found.length <= 1 ? found : resolveOverlaps(found);
+}

@@ -1,0 +1,91 @@
+import { isWhitespace } from './chars.js';
+
+/** A run of digits (ASCII or full-width) inside a text. */
+export interface DigitGroup {
+  start: number;
+  end: number;
+  digits: string;
+  /** Start of the group including a directly preceding `+` or `(`. */
+  leadStart: number;
+  international: boolean;
+  /** The text between the previous group of the chain and this one ('' for the first). */
+  gapBefore: string;
+}
+
+export function digitValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 0xff10 && c <= 0xff19) return c - 0xff10;
+  return -1;
+}
+
+function isPlus(c: number): boolean {
+  return c === 43 || c === 0xff0b;
+}
+
+function isOpenParen(c: number): boolean {
+  return c === 40 || c === 0xff08;
+}
+
+/** Characters that may sit between the digit groups of one phone number. */
+function isLinkChar(c: number): boolean {
+  return (
+    c === 32 || c === 0xa0 || c === 0x202f || c === 0x2009 || c === 0x3000 ||
+    c === 45 || c === 46 || c === 47 || c === 40 || c === 41 || c === 0xff08 || c === 0xff09 ||
+    (c >= 0x2010 && c <= 0x2015) || c === 0x2212 || c === 0xff0d || c === 0x30fc
+  );
+}
+
+function isLinkGap(gap: string): boolean {
+  if (gap.length === 0 || gap.length > 3) return false;
+  let spaces = 0;
+  for (let i = 0; i < gap.length; i++) {
+    const c = gap.charCodeAt(i);
+    if (!isLinkChar(c)) return false;
+    if (isWhitespace(c)) spaces++;
+  }
+  return spaces < 2;
+}
+
+/**
+ * Splits a text into chains of digit groups joined by phone punctuation ("+1 (415) 555-2671" is one chain
+ * of four groups). A `+` always starts a new chain. Calls `onChain` for each chain, left to right.
+ */
+export function forEachDigitChain(text: string, onChain: (groups: DigitGroup[]) => void): void {
+  const n = text.length;
+  let chain: DigitGroup[] = [];
+  let i = 0;
+  while (i < n) {
+    if (digitValue(text.charCodeAt(i)) < 0) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let fullWidth = false;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c >= 48 && c <= 57) i++;
+      else if (c >= 0xff10 && c <= 0xff19) {
+        fullWidth = true;
+        i++;
+      } else break;
+    }
+    const raw = text.slice(start, i);
+    const digits = fullWidth ? raw.replace(/[\uff10-\uff19]/g, (d) => String.fromCharCode(d.charCodeAt(0) - 0xff10 + 48)) : raw;
+    let leadStart = start;
+    let international = false;
+    for (let k = 0; k < 2 && leadStart > 0; k++) {
+      const c = text.charCodeAt(leadStart - 1);
+      if (isPlus(c)) international = true;
+      else if (!isOpenParen(c)) break;
+      leadStart--;
+    }
+    const prev = chain.length > 0 ? chain[chain.length - 1] : undefined;
+    const gap = prev ? text.slice(prev.end, start) : '';
+    if (prev && (international || !isLinkGap(gap))) {
+      onChain(chain);
+      chain = [];
+    }
+    chain.push({ start, end: i, digits, leadStart, international, gapBefore: chain.length > 0 ? gap : '' });
+  }
+  if (chain.length > 0) onChain(chain);
+}

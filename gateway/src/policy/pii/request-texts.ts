@@ -1,0 +1,65 @@
+/**
+ * Visits every piece of text an OpenAI chat completions or embeddings request carries. The visitor may return a
+ * replacement, which is written back in place; the walker never throws on unexpected shapes, it skips them.
+ */
+export type TextVisitor = (text: string, field: string) => string | undefined;
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function visitField(holder: Json, key: string, visit: TextVisitor): void {
+  const value = holder[key];
+  if (typeof value !== 'string') return;
+  const replaced = visit(value, key);
+  if (replaced !== undefined && replaced !== value) holder[key] = replaced;
+}
+
+/** `content` as a string or as an array of parts; text lives in `text` (and `refusal`) of any part. */
+function visitContent(holder: Json, key: string, visit: TextVisitor): void {
+  const content = holder[key];
+  if (typeof content === 'string') {
+    visitField(holder, key, visit);
+  } else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (!isObject(part)) continue;
+      visitField(part, 'text', visit);
+      visitField(part, 'refusal', visit);
+    }
+  }
+}
+
+function visitMessage(message: Json, visit: TextVisitor): void {
+  visitContent(message, 'content', visit);
+  visitField(message, 'refusal', visit);
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      if (isObject(call) && isObject(call.function)) visitField(call.function, 'arguments', visit);
+    }
+  }
+  // The deprecated single function call of older clients.
+  if (isObject(message.function_call)) visitField(message.function_call, 'arguments', visit);
+}
+
+export function visitRequestTexts(body: unknown, visit: TextVisitor): void {
+  if (!isObject(body)) return;
+  if (Array.isArray(body.messages)) {
+    for (const message of body.messages) if (isObject(message)) visitMessage(message, visit);
+  }
+  // Predicted outputs are text the client sends along.
+  if (isObject(body.prediction)) visitContent(body.prediction, 'content', visit);
+  // Embeddings: a string or an array of strings; arrays of token ids are numbers and carry no text.
+  if (typeof body.input === 'string') {
+    visitField(body, 'input', visit);
+  } else if (Array.isArray(body.input)) {
+    const input = body.input;
+    for (let i = 0; i < input.length; i++) {
+      const item = input[i];
+      if (typeof item !== 'string') continue;
+      const replaced = visit(item, 'input');
+      if (replaced !== undefined && replaced !== item) input[i] = replaced;
+    }
+  }
+}

@@ -1,0 +1,113 @@
+// Wire types of Anthropic's Messages API (POST /v1/messages), request, response and stream events.
+
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface AnthropicImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+}
+
+export interface AnthropicDocumentBlock {
+  type: 'document';
+  source: { type: 'base64'; media_type: string; data: string };
+}
+
+export interface AnthropicToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface AnthropicToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
+  is_error?: boolean;
+}
+
+export interface AnthropicThinkingBlock {
+  type: 'thinking' | 'redacted_thinking';
+  thinking?: string;
+  signature?: string;
+  data?: string;
+}
+
+export type AnthropicRequestBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicDocumentBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock;
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: AnthropicRequestBlock[];
+}
+
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+}
+
+export type AnthropicToolChoice =
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'none' }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
+
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  system?: string;
+  temperature?: number;
+  top_p?: number;
+  stop_sequences?: string[];
+  stream?: boolean;
+  tools?: AnthropicTool[];
+  tool_choice?: AnthropicToolChoice;
+  metadata?: { user_id?: string };
+  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
+}
+
+export interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+export type AnthropicResponseBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock;
+
+export interface AnthropicResponse {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: AnthropicResponseBlock[];
+  stop_reason: string | null;
+  stop_sequence: string | null;
+  usage: AnthropicUsage;
+}
+
+export type AnthropicStreamEvent =
+  | { type: 'message_start'; message: Omit<AnthropicResponse, 'content'> & { content: AnthropicResponseBlock[] } }
+  | { type: 'content_block_start'; index: number; content_block: AnthropicResponseBlock }
+  | {
+      type: 'content_block_delta';
+      index: number;
+      delta:
+        | { type: 'text_delta'; text: string }
+        | { type: 'input_json_delta'; partial_json: string }
+        | { type: 'thinking_delta'; thinking: string }
+        | { type: 'signature_delta'; signature: string };
+    }
+  | { type: 'content_block_stop'; index: number }
+  | { type: 'message_delta'; delta: { stop_reason: string | null; stop_sequence?: string | null }; usage: AnthropicUsage }
+  | { type: 'message_stop' }
+  | { type: 'ping' }
+  | { type: 'error'; error: { type: string; message: string } };

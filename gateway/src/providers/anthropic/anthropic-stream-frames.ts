@@ -1,0 +1,114 @@
+// Anthropic's SSE events (message_start, content_block_*, message_delta, message_stop) -> OpenAI chat.completion.chunk frames.
+import type { Readable } from 'node:stream';
+import { AgentgwError } from '../../contract/errors.js';
+import type { OpenAIFinishReason } from '../openai-format.js';
+import { ChunkWriter } from '../shared/chunk-writer.js';
+import { completionId } from '../shared/completion-id.js';
+import { toOpenAIUsage } from '../shared/openai-usage.js';
+import type { ProviderIdentity } from '../shared/provider-identity.js';
+import { sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
+import { sseEvents } from '../shared/sse-events.js';
+import type { StreamMeter } from '../shared/stream-meter.js';
+import type { AnthropicStreamEvent } from './anthropic-api.js';
+import { anthropicPromptUsage } from './convert-anthropic-usage.js';
+import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
+
+export interface AnthropicStreamOptions {
+  identity: ProviderIdentity;
+  body: Readable;
+  meter: StreamMeter;
+  model: string;
+  requestId: string;
+  includeUsage: boolean;
+  state: { finishReason: OpenAIFinishReason | null };
+}
+
+interface ToolBlock {
+  index: number;
+  sentArguments: boolean;
+}
+
+export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGenerator<string> {
+  let writer: ChunkWriter | undefined;
+  const tools = new Map<number, ToolBlock>();
+  let prompt = 0;
+  let cached: number | undefined;
+  let completion = 0;
+  let stopped = false;
+  const open = (id?: string, model?: string) => (writer ??= new ChunkWriter(completionId(id, o.requestId), model ?? o.model, o.meter));
+
+  for await (const sse of sseEvents(o.body)) {
+    const event = JSON.parse(sse.data) as AnthropicStreamEvent;
+    switch (event.type) {
+      case 'message_start': {
+        const usage = anthropicPromptUsage(event.message.usage ?? {});
+        prompt = usage.prompt_tokens ?? 0;
+        cached = usage.cached_prompt_tokens;
+        o.meter.report({ prompt_tokens: usage.prompt_tokens, cached_prompt_tokens: usage.cached_prompt_tokens });
+        yield open(event.message.id, event.message.model).role();
+        break;
+      }
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'tool_use') {
+          const tool: ToolBlock = { index: tools.size, sentArguments: false };
+          tools.set(event.index, tool);
+          yield open().toolCallStart(tool.index, block.id, block.name);
+        } else if (block.type === 'text' && block.text) {
+          yield open().text(block.text);
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta.type === 'text_delta') yield open().text(delta.text);
+        else if (delta.type === 'input_json_delta' && delta.partial_json) {
+          const tool = tools.get(event.index);
+          if (!tool) break;
+          tool.sentArguments = true;
+          yield open().toolCallArguments(tool.index, delta.partial_json);
+        }
+        break;
+      }
+      case 'content_block_stop': {
+        // A tool called without arguments streams none; OpenAI clients expect a JSON object string.
+        const tool = tools.get(event.index);
+        if (tool && !tool.sentArguments) yield open().toolCallArguments(tool.index, '{}');
+        break;
+      }
+      case 'message_delta': {
+        // message_delta usage is cumulative; newer API versions repeat the input counts there too.
+        const usage = event.usage ?? {};
+        if (typeof usage.input_tokens === 'number') {
+          const p = anthropicPromptUsage(usage);
+          prompt = p.prompt_tokens ?? prompt;
+          cached = p.cached_prompt_tokens ?? cached;
+        }
+        completion = usage.output_tokens ?? completion;
+        o.meter.report({ prompt_tokens: prompt, completion_tokens: completion, cached_prompt_tokens: cached });
+        const finish = mapAnthropicStopReason(event.delta.stop_reason);
+        o.state.finishReason = finish;
+        yield open().finished(finish);
+        break;
+      }
+      case 'message_stop': {
+        stopped = true;
+        if (o.includeUsage) {
+          const usage = { prompt_tokens: prompt, completion_tokens: completion, estimated: false, ...(cached !== undefined ? { cached_prompt_tokens: cached } : {}) };
+          yield open().usage(toOpenAIUsage(usage));
+        }
+        break;
+      }
+      case 'error': {
+        const detail = sanitizeUpstreamMessage(o.identity, event.error?.message ?? '');
+        throw new AgentgwError('upstream_unavailable', `Provider "${o.identity.name}" failed mid-stream (${event.error?.type ?? 'error'})${detail ? `: ${detail}` : '.'}`);
+      }
+      default:
+        // ping and event types added later carry nothing a chat.completion.chunk can say.
+        break;
+    }
+  }
+  if (!stopped) {
+    throw new AgentgwError('upstream_unavailable', `Provider "${o.identity.name}" ended the stream before message_stop.`);
+  }
+}

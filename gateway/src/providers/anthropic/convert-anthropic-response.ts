@@ -1,0 +1,42 @@
+// An Anthropic message -> an OpenAI chat.completion and its usage.
+import type { OpenAIChatCompletion, OpenAIToolCall } from '../openai-format.js';
+import { completionId, nowSeconds } from '../shared/completion-id.js';
+import { toOpenAIUsage } from '../shared/openai-usage.js';
+import type { Usage } from '../spec.js';
+import type { AnthropicResponse } from './anthropic-api.js';
+import { anthropicPromptUsage } from './convert-anthropic-usage.js';
+import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
+
+export function convertAnthropicResponse(response: AnthropicResponse, requestId: string): { body: OpenAIChatCompletion; usage: Usage } {
+  let text = '';
+  const toolCalls: OpenAIToolCall[] = [];
+  for (const block of response.content) {
+    if (block.type === 'text') text += block.text;
+    else if (block.type === 'tool_use') {
+      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    }
+  }
+  const prompt = anthropicPromptUsage(response.usage);
+  const usage: Usage = {
+    prompt_tokens: prompt.prompt_tokens ?? 0,
+    completion_tokens: response.usage.output_tokens ?? 0,
+    estimated: false,
+  };
+  if (prompt.cached_prompt_tokens !== undefined) usage.cached_prompt_tokens = prompt.cached_prompt_tokens;
+  const message: OpenAIChatCompletion['choices'][number]['message'] = {
+    role: 'assistant',
+    content: text === '' && toolCalls.length > 0 ? null : text,
+  };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    body: {
+      id: completionId(response.id, requestId),
+      object: 'chat.completion',
+      created: nowSeconds(),
+      model: response.model,
+      choices: [{ index: 0, message, finish_reason: mapAnthropicStopReason(response.stop_reason), logprobs: null }],
+      usage: toOpenAIUsage(usage),
+    },
+    usage,
+  };
+}

@@ -1,0 +1,38 @@
+// An OpenAI chat request -> the body of POST /v1/messages.
+import { AgentgwError } from '../../contract/errors.js';
+import type { OpenAIChatRequest } from '../openai-format.js';
+import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
+import type { AnthropicRequest } from './anthropic-api.js';
+import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
+import { prepareAnthropicTools } from './prepare-anthropic-tools.js';
+
+export function convertToAnthropicRequest(
+  provider: string,
+  model: string,
+  body: OpenAIChatRequest,
+  defaultMaxTokens: number,
+  stream: boolean,
+): AnthropicRequest {
+  if (body.n != null && body.n > 1) {
+    throw new AgentgwError('validation_failed', `Provider "${provider}" returns one choice per request; send n = 1.`, { param: 'n' });
+  }
+  const { system, messages } = convertToAnthropicMessages(provider, body.messages);
+  const request: AnthropicRequest = {
+    model,
+    max_tokens: maxOutputTokens(body) ?? defaultMaxTokens,
+    messages,
+    ...prepareAnthropicTools(body),
+  };
+  if (system !== undefined) request.system = system;
+  if (body.temperature != null) request.temperature = body.temperature;
+  if (body.top_p != null) request.top_p = body.top_p;
+  const stop = stopSequences(body.stop);
+  if (stop) request.stop_sequences = stop;
+  if (body.user) request.metadata = { user_id: body.user };
+  // json_schema maps to structured outputs; json_object has no Anthropic counterpart and is left to the prompt.
+  if (body.response_format?.type === 'json_schema' && body.response_format.json_schema.schema) {
+    request.output_config = { format: { type: 'json_schema', schema: body.response_format.json_schema.schema } };
+  }
+  if (stream) request.stream = true;
+  return request;
+}

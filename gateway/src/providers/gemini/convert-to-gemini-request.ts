@@ -1,0 +1,47 @@
+// An OpenAI chat request -> the body of generateContent / streamGenerateContent.
+import type { OpenAIChatRequest } from '../openai-format.js';
+import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
+import type { GeminiGenerationConfig, GeminiRequest } from './gemini-api.js';
+import { convertToGeminiContents } from './convert-to-gemini-contents.js';
+
+export function convertToGeminiRequest(provider: string, body: OpenAIChatRequest): GeminiRequest {
+  const request: GeminiRequest = convertToGeminiContents(provider, body.messages);
+
+  const config: GeminiGenerationConfig = {};
+  if (body.temperature != null) config.temperature = body.temperature;
+  if (body.top_p != null) config.topP = body.top_p;
+  const max = maxOutputTokens(body);
+  if (max !== undefined) config.maxOutputTokens = max;
+  const stop = stopSequences(body.stop);
+  if (stop) config.stopSequences = stop;
+  if (body.n != null && body.n > 1) config.candidateCount = body.n;
+  if (body.presence_penalty != null) config.presencePenalty = body.presence_penalty;
+  if (body.frequency_penalty != null) config.frequencyPenalty = body.frequency_penalty;
+  if (body.seed != null) config.seed = body.seed;
+  const format = body.response_format;
+  if (format?.type === 'json_object') config.responseMimeType = 'application/json';
+  else if (format?.type === 'json_schema') {
+    config.responseMimeType = 'application/json';
+    if (format.json_schema.schema) config.responseJsonSchema = format.json_schema.schema;
+  }
+  if (Object.keys(config).length > 0) request.generationConfig = config;
+
+  if (body.tools?.length) {
+    request.tools = [
+      {
+        functionDeclarations: body.tools.map((tool) => ({
+          name: tool.function.name,
+          ...(tool.function.description ? { description: tool.function.description } : {}),
+          ...(tool.function.parameters ? { parametersJsonSchema: tool.function.parameters } : {}),
+        })),
+      },
+    ];
+    const choice = body.tool_choice;
+    if (choice === 'none') request.toolConfig = { functionCallingConfig: { mode: 'NONE' } };
+    else if (choice === 'required') request.toolConfig = { functionCallingConfig: { mode: 'ANY' } };
+    else if (typeof choice === 'object') {
+      request.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
+    }
+  }
+  return request;
+}

@@ -1,0 +1,134 @@
+// The adapter for every upstream that speaks OpenAI's wire format (OpenAI, Azure OpenAI, OpenAI-compatible servers).
+import { AgentgwError } from '../../contract/errors.js';
+import type { ProviderType } from '../../contract/system.js';
+import type {
+  OpenAIChatCompletion,
+  OpenAIChatRequest,
+  OpenAIEmbeddingsRequest,
+  OpenAIEmbeddingsResponse,
+} from '../openai-format.js';
+import { createChatStream } from '../shared/chat-stream.js';
+import { countTokens, estimateEmbeddingTokens, estimatePromptTokens } from '../shared/count-tokens.js';
+import { contentText } from '../shared/message-content.js';
+import { fromOpenAIUsage, toOpenAIUsage } from '../shared/openai-usage.js';
+import { StreamMeter } from '../shared/stream-meter.js';
+import { badUpstreamResponse } from '../shared/upstream-failure.js';
+import type { UpstreamClient } from '../shared/upstream-client.js';
+import type { CallContext, ChatResult, ChatStream, EmbeddingsResult, ProviderAdapter, Usage } from '../spec.js';
+import { openAIChunkText, openAIStreamFrames, type OpenAIStreamState } from './openai-stream-frames.js';
+
+/** Where an OpenAI-format upstream keeps its endpoints and how it authenticates. */
+export interface OpenAIRoute {
+  chatPath(model: string): string;
+  embeddingsPath(model: string): string;
+  headers: Record<string, string>;
+}
+
+export interface OpenAIFormatAdapterOptions {
+  name: string;
+  type: ProviderType;
+  models: readonly string[];
+  client: UpstreamClient;
+  route: OpenAIRoute;
+  /** Ask the upstream for usage in streams (stream_options.include_usage). */
+  streamUsage: boolean;
+  /** Sentence explaining what is missing when required credentials are absent; null when none are required. */
+  missingCredentials: string | null;
+}
+
+export class OpenAIFormatAdapter implements ProviderAdapter {
+  readonly name: string;
+  readonly type: ProviderType;
+  readonly baseUrl: string;
+  readonly models: readonly string[];
+  readonly configured: boolean;
+  readonly supportsEmbeddings = true;
+
+  constructor(private readonly options: OpenAIFormatAdapterOptions) {
+    this.name = options.name;
+    this.type = options.type;
+    this.baseUrl = options.client.baseUrl;
+    this.models = options.models;
+    this.configured = options.missingCredentials === null;
+  }
+
+  async chat(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatResult> {
+    this.requireCredentials();
+    const { stream: _stream, stream_options: _options, ...rest } = body;
+    const { client, route } = this.options;
+    const json = await client.sendJson<OpenAIChatCompletion>({
+      path: route.chatPath(ctx.model),
+      headers: route.headers,
+      body: JSON.stringify({ ...rest, model: ctx.model }),
+      signal: ctx.signal,
+    });
+    if (!Array.isArray(json.choices)) throw badUpstreamResponse(client.identity, 'answered without a choices array.');
+    let usage = fromOpenAIUsage(json.usage);
+    if (!usage) {
+      usage = estimateChatUsage(body, json);
+      json.usage = toOpenAIUsage(usage);
+    }
+    return { body: json, usage };
+  }
+
+  async chatStream(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatStream> {
+    this.requireCredentials();
+    const { client, route, streamUsage } = this.options;
+    const includeUsage = ctx.includeUsage ?? body.stream_options?.include_usage === true;
+    const streamOptions = streamUsage ? { ...body.stream_options, include_usage: true } : body.stream_options ?? undefined;
+    const response = await client.send({
+      path: route.chatPath(ctx.model),
+      headers: route.headers,
+      body: JSON.stringify({ ...body, model: ctx.model, stream: true, stream_options: streamOptions }),
+      signal: ctx.signal,
+    });
+    const meter = new StreamMeter(() => estimatePromptTokens(body), openAIChunkText);
+    const state: OpenAIStreamState = { finishReason: null };
+    return createChatStream({
+      identity: client.identity,
+      response,
+      signal: ctx.signal,
+      meter,
+      frames: openAIStreamFrames(client.identity, response.body, meter, includeUsage, state),
+      finishReason: () => state.finishReason,
+    });
+  }
+
+  async embeddings(ctx: CallContext, body: OpenAIEmbeddingsRequest): Promise<EmbeddingsResult> {
+    this.requireCredentials();
+    const { client, route } = this.options;
+    const json = await client.sendJson<OpenAIEmbeddingsResponse>({
+      path: route.embeddingsPath(ctx.model),
+      headers: route.headers,
+      body: JSON.stringify({ ...body, model: ctx.model }),
+      signal: ctx.signal,
+    });
+    if (!Array.isArray(json.data)) throw badUpstreamResponse(client.identity, 'answered without a data array.');
+    const reported = json.usage?.prompt_tokens;
+    const usage: Usage =
+      typeof reported === 'number'
+        ? { prompt_tokens: reported, completion_tokens: 0, estimated: false }
+        : { prompt_tokens: estimateEmbeddingTokens(body.input), completion_tokens: 0, estimated: true };
+    json.usage ??= { prompt_tokens: usage.prompt_tokens, total_tokens: usage.prompt_tokens };
+    return { body: json, usage };
+  }
+
+  close(): Promise<void> {
+    return this.options.client.close();
+  }
+
+  private requireCredentials(): void {
+    if (this.options.missingCredentials !== null) {
+      throw new AgentgwError('upstream_bad_response', this.options.missingCredentials);
+    }
+  }
+}
+
+function estimateChatUsage(body: OpenAIChatRequest, completion: OpenAIChatCompletion): Usage {
+  let text = '';
+  for (const choice of completion.choices) {
+    text += contentText(choice.message?.content);
+    for (const call of choice.message?.tool_calls ?? []) text += call.function.name + call.function.arguments;
+  }
+  return { prompt_tokens: estimatePromptTokens(body), completion_tokens: countTokens(text), estimated: true };
+}

@@ -1,0 +1,119 @@
+// One keep-alive undici Pool per provider, created once; every upstream call goes through send() so errors map in one place.
+import { StringDecoder } from 'node:string_decoder';
+import { Pool, request, type Dispatcher } from 'undici';
+import type { ProviderIdentity } from './provider-identity.js';
+import { upstreamFailure } from './upstream-failure.js';
+import { upstreamStatusError } from './upstream-status-error.js';
+
+export interface UpstreamTimeouts {
+  timeout_ms?: number;
+  connect_timeout_ms?: number;
+  body_timeout_ms?: number;
+  max_connections?: number;
+}
+
+export interface UpstreamRequest {
+  /** Path after the base URL's own path, with its query string. */
+  path: string;
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+  signal: AbortSignal;
+}
+
+export type UpstreamResponse = Dispatcher.ResponseData;
+
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+export class UpstreamClient {
+  readonly baseUrl: string;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly pool: Pool;
+
+  constructor(readonly identity: ProviderIdentity, baseUrl: string, timeouts: UpstreamTimeouts) {
+    const url = new URL(baseUrl);
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(this.origin, {
+      connections: timeouts.max_connections ?? 128,
+      headersTimeout: timeouts.timeout_ms ?? 60_000,
+      bodyTimeout: timeouts.body_timeout_ms ?? 120_000,
+      connect: { timeout: timeouts.connect_timeout_ms ?? 10_000 },
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+    });
+  }
+
+  /** Full path on the origin, as signers need it. */
+  pathFor(path: string): string {
+    return this.basePath + path;
+  }
+
+  hostname(): string {
+    return new URL(this.origin).host;
+  }
+
+  /** Sends a POST; resolves with a 2xx response whose body is still unread, rejects with an AgentgwError otherwise. */
+  async send(req: UpstreamRequest): Promise<UpstreamResponse> {
+    let res: UpstreamResponse;
+    try {
+      res = await request(this.origin + this.basePath + req.path, {
+        dispatcher: this.pool,
+        method: 'POST',
+        headers: req.headers,
+        body: req.body,
+        signal: req.signal,
+      });
+    } catch (err) {
+      throw upstreamFailure(this.identity, err, req.signal);
+    }
+    if (res.statusCode >= 200 && res.statusCode < 300) return res;
+    const text = await readLimitedText(res.body, ERROR_BODY_LIMIT);
+    throw upstreamStatusError(this.identity, res.statusCode, text);
+  }
+
+  /** Sends and parses a JSON answer. */
+  async sendJson<T>(req: UpstreamRequest): Promise<T> {
+    const res = await this.send(req);
+    return readJson<T>(this.identity, res, req.signal);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+export async function readJson<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: AbortSignal): Promise<T> {
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch (err) {
+    throw upstreamFailure(identity, err, signal);
+  }
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (value === null || typeof value !== 'object') throw new SyntaxError('not an object');
+    return value as T;
+  } catch (err) {
+    throw upstreamFailure(identity, err, signal);
+  }
+}
+
+/** Reads at most `limit` characters of an error body, then lets the rest go (error pages can be large). */
+async function readLimitedText(body: UpstreamResponse['body'], limit: number): Promise<string> {
+  let text = '';
+  const decoder = new StringDecoder('utf8');
+  try {
+    for await (const chunk of body) {
+      text += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
+      if (text.length >= limit) {
+        body.destroy();
+        break;
+      }
+    }
+  } catch {
+    // A broken error body still leaves the status to report.
+  }
+  return text.slice(0, limit);
+}

@@ -1,0 +1,46 @@
+// Network, timeout and parse failures of an upstream call, turned into the gateway's errors (never a plain Error).
+import { AgentgwError, isAgentgwError } from '../../contract/errors.js';
+import type { ProviderIdentity } from './provider-identity.js';
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT', 'ESOCKETTIMEDOUT']);
+const TIMEOUT_WHAT: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'timed out while connecting',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out before sending its response headers',
+  UND_ERR_BODY_TIMEOUT: 'timed out in the middle of its response body',
+};
+
+function errorCode(err: unknown): string | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown[] };
+  if (typeof e.code === 'string') return e.code;
+  const fromCause = errorCode(e.cause);
+  if (fromCause) return fromCause;
+  return Array.isArray(e.errors) ? errorCode(e.errors[0]) : undefined;
+}
+
+/**
+ * The error to raise for a failed upstream call. When the caller's signal aborted, that is what happened,
+ * so its reason is returned (the caller knows it cancelled).
+ */
+export function upstreamFailure(identity: ProviderIdentity, err: unknown, signal?: AbortSignal): unknown {
+  if (signal?.aborted) return signal.reason;
+  if (isAgentgwError(err)) return err;
+  // A programming error is a gateway bug, not an upstream failure: it must surface as one.
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError) return err;
+  const who = `Provider "${identity.name}"`;
+  const code = errorCode(err);
+  if (code && TIMEOUT_CODES.has(code)) {
+    return new AgentgwError('upstream_timeout', `${who} ${TIMEOUT_WHAT[code] ?? 'timed out'} (${code}); try again or raise its timeout.`);
+  }
+  if (code?.startsWith('HPE_')) {
+    return new AgentgwError('upstream_bad_response', `${who} sent a malformed HTTP response (${code}).`);
+  }
+  if (err instanceof SyntaxError) {
+    return new AgentgwError('upstream_bad_response', `${who} answered with a body that is not valid JSON.`);
+  }
+  return new AgentgwError('upstream_unavailable', `${who} could not be reached (${code ?? 'connection failed'}); try again later or configure a fallback target.`);
+}
+
+export function badUpstreamResponse(identity: ProviderIdentity, what: string): AgentgwError {
+  return new AgentgwError('upstream_bad_response', `Provider "${identity.name}" ${what}`);
+}

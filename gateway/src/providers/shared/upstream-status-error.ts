@@ -1,0 +1,41 @@
+// One table from an upstream's non-2xx status to the gateway's error code: the retryable ones let the caller fall back.
+import { AgentgwError } from '../../contract/errors.js';
+import type { ProviderIdentity } from './provider-identity.js';
+import { extractUpstreamMessage, sanitizeUpstreamMessage } from './sanitize-upstream-message.js';
+
+// Upstream sentences that mean "no such model/deployment" even when the status is 400.
+const UNKNOWN_MODEL = /\b(model|deployment)\b[^.]*\b(not found|does not exist|not exist|identifier is invalid|is not valid|unknown)\b|\bmodel_not_found\b|\bDeploymentNotFound\b/i;
+
+// Google answers a wrong API key with 400 INVALID_ARGUMENT, not 401.
+const KEY_REJECTED = /\bAPI_KEY_INVALID\b|API key not valid/;
+
+export function upstreamStatusError(identity: ProviderIdentity, status: number, bodyText: string): AgentgwError {
+  const who = `Provider "${identity.name}"`;
+  const extracted = extractUpstreamMessage(bodyText);
+  const detail = sanitizeUpstreamMessage(identity, extracted.message);
+  const said = detail ? `: ${detail}` : '.';
+
+  if (status === 401 || status === 403 || (status === 400 && KEY_REJECTED.test(bodyText))) {
+    // Credentials are the gateway's, not the client's: never echo the upstream text, it may quote part of the key.
+    return new AgentgwError(
+      'upstream_bad_response',
+      `${who} rejected the gateway's credentials (HTTP ${status}); check ${identity.credentialHint} in the gateway configuration.`,
+    );
+  }
+  if (status === 404 || ((status === 400 || status === 422) && (UNKNOWN_MODEL.test(extracted.message) || UNKNOWN_MODEL.test(extracted.code ?? '')))) {
+    return new AgentgwError('unknown_model', `${who} does not serve the requested model (HTTP ${status})${said}`, { param: 'model' });
+  }
+  if (status === 400 || status === 413 || status === 422) {
+    return new AgentgwError('validation_failed', `${who} rejected the request (HTTP ${status})${said}`, { param: extracted.param });
+  }
+  if (status === 408) {
+    return new AgentgwError('upstream_timeout', `${who} timed out (HTTP 408)${said}`);
+  }
+  if (status === 429) {
+    return new AgentgwError('upstream_unavailable', `${who} is rate limiting the gateway (HTTP 429)${said}`);
+  }
+  if (status >= 500 || status === 409 || status === 425) {
+    return new AgentgwError('upstream_unavailable', `${who} failed (HTTP ${status})${said}`);
+  }
+  return new AgentgwError('upstream_bad_response', `${who} answered with unexpected HTTP ${status}${said}`);
+}

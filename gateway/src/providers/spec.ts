@@ -1,0 +1,82 @@
+// The adapter interface the request pipeline calls: OpenAI format in, OpenAI format out, whatever the upstream speaks.
+import type { ProviderType } from '../contract/system.js';
+import type {
+  OpenAIChatCompletion,
+  OpenAIChatRequest,
+  OpenAIEmbeddingsRequest,
+  OpenAIEmbeddingsResponse,
+} from './openai-format.js';
+
+export type * from './openai-format.js';
+
+/** Token counts for billing. `estimated` is true when any part was counted locally (o200k_base) instead of reported upstream. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Prompt tokens served from the provider's prompt cache (included in prompt_tokens). */
+  cached_prompt_tokens?: number;
+  estimated: boolean;
+}
+
+export interface CallContext {
+  /** Upstream model id, without the `provider/` prefix (for Azure: the model name, mapped to its deployment by the adapter). */
+  model: string;
+  /** Aborting it cancels the upstream request (client disconnect, deadline). */
+  signal: AbortSignal;
+  requestId: string;
+  /**
+   * Streams only: emit the final usage chunk to the client. Defaults to `body.stream_options.include_usage`.
+   * Usage is always captured for billing, whatever this says.
+   */
+  includeUsage?: boolean;
+}
+
+export interface ChatResult {
+  /** The completion in OpenAI format (`model` is the upstream's model id). */
+  body: OpenAIChatCompletion;
+  usage: Usage;
+}
+
+/**
+ * A streamed completion. Iterate it once: each value is one complete SSE frame, `data: {chat.completion.chunk}\n\n`,
+ * yielded as soon as it is parsed; the final `data: [DONE]\n\n` is never yielded (the caller writes it).
+ * Iteration throws an AgentgwError when the upstream fails mid-stream; it ends quietly when ctx.signal aborts.
+ * Breaking out of the loop (or aborting ctx.signal) releases the upstream connection.
+ */
+export interface ChatStream extends AsyncIterable<string> {
+  /** After iteration ends, fails or is aborted: what the upstream reported, else estimated from what was streamed so far. */
+  usage(): Usage;
+  /** The finish_reason seen so far (null until the upstream sends one). */
+  finishReason(): string | null;
+}
+
+export interface EmbeddingsResult {
+  body: OpenAIEmbeddingsResponse;
+  usage: Usage;
+}
+
+/**
+ * One configured upstream. Every method rejects with an AgentgwError for upstream problems:
+ * `upstream_unavailable` / `upstream_timeout` are retryable (`err.isRetryable`: try the next fallback target),
+ * `validation_failed` / `unknown_model` mean the request is wrong for this provider, `upstream_bad_response` means
+ * the provider misbehaved or rejected the gateway's credentials. When ctx.signal aborts first, they reject with its reason.
+ */
+export interface ProviderAdapter {
+  /** The name the configuration gives it (the `provider` of `provider/model`). */
+  readonly name: string;
+  readonly type: ProviderType;
+  /** The upstream's base address; null for offline providers. Never carries a secret. */
+  readonly baseUrl: string | null;
+  /** Models it advertises (from configuration); other model ids are still passed to the upstream. */
+  readonly models: readonly string[];
+  /** False when credentials it needs are missing, so every call would fail. */
+  readonly configured: boolean;
+  readonly supportsEmbeddings: boolean;
+
+  chat(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatResult>;
+  /** Resolves once the upstream answered 2xx, so failures before the first byte can still fall back to the next target. */
+  chatStream(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatStream>;
+  embeddings(ctx: CallContext, body: OpenAIEmbeddingsRequest): Promise<EmbeddingsResult>;
+  /** Closes its connection pool; in-flight requests finish first. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,154 @@
+import type { GatewayConfig } from './config.js';
+import type { Policy, Spend } from './contract/index.js';
+import { effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart } from './accounting/budget-window.js';
+import { createCounters } from './accounting/counters/index.js';
+import type { Counters } from './accounting/counters/spec.js';
+import { PriceTable } from './accounting/prices.js';
+import { UsageWriter } from './accounting/usage-writer.js';
+import { DataPlane } from './gateway/data-plane.js';
+import { Router } from './gateway/router.js';
+import { createProvider } from './providers/index.js';
+import type { ProviderAdapter } from './providers/spec.js';
+import { Telemetry } from './telemetry/telemetry.js';
+import { KeyHasher, generateKey, keyPrefix, newSecret } from './security/keys.js';
+import type { Services } from './services.js';
+import { openStore } from './storage/open-store.js';
+import { Snapshot } from './storage/snapshot.js';
+import type { Store } from './storage/store.js';
+import { VERSION } from './version.js';
+
+export interface Runtime extends Services {
+  readonly dataPlane: DataPlane;
+  readonly telemetry: Telemetry;
+  /** The root admin key when this start generated it (printed once), else null. */
+  readonly generatedAdminKey: string | null;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  env?: NodeJS.ProcessEnv;
+  /** PostgreSQL schema to use (tests isolate themselves this way). */
+  pgSchema?: string;
+  /** Where to print a generated root key; stderr by default. */
+  announceKey?: (key: string) => void;
+  /** Redis key prefix for the counters (tests isolate themselves this way). */
+  redisPrefix?: string;
+  log?: { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
+}
+
+/** Opens storage and builds everything the routes share. */
+export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const env = opts.env ?? process.env;
+  const store: Store = await openStore(
+    config.storage.kind === 'sqlite'
+      ? { kind: 'sqlite', path: config.storage.path }
+      : { kind: 'postgres', url: config.storage.url, schema: opts.pgSchema },
+  );
+  const opened: Array<() => unknown> = [() => store.close()];
+  try {
+    // One key secret per deployment, shared by every node through the database unless set in the environment.
+    const secret = env.AGENTGW_KEY_SECRET ?? (await store.initSetting('key_secret', newSecret()));
+    const hasher = new KeyHasher(secret);
+    const generatedAdminKey = await ensureRootKey(store, hasher, env, opts.announceKey);
+    const snapshot = new Snapshot(store);
+    await snapshot.start();
+    opened.push(() => snapshot.stop());
+
+    const providers = buildProviders(config);
+    opened.push(() => Promise.all([...providers.values()].map((p) => p.close())));
+    const router = new Router(providers, config.models);
+    const counters: Counters = createCounters({
+      redisUrl: config.counters.kind === 'redis' ? config.counters.url : undefined,
+      prefix: opts.redisPrefix,
+    });
+    opened.push(() => counters.close());
+    await seedCounters(store, counters);
+    const telemetry = new Telemetry(VERSION, env, opts.log);
+    const usage = new UsageWriter(store, { onError: (err) => opts.log?.error({ err }, 'writing usage records failed; will retry') });
+    const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry);
+
+    const runtime: Runtime = {
+      version: VERSION,
+      config,
+      store,
+      snapshot,
+      hasher,
+      dataPlane,
+      telemetry,
+      countersKind: counters.kind,
+      generatedAdminKey,
+      spend: (agentId, policy) => spendOf(counters, agentId, policy),
+      providerInfo: () =>
+        [...providers.values()].map((p) => ({
+          name: p.name,
+          type: p.type,
+          base_url: p.baseUrl,
+          models: [...p.models],
+          configured: p.configured,
+        })),
+      async close() {
+        // Records first (they need the store), then everything else in reverse order of opening.
+        await usage.close();
+        await telemetry.close();
+        for (const close of opened.reverse()) await close();
+        opened.length = 0;
+      },
+    };
+    return runtime;
+  } catch (e) {
+    for (const close of opened.reverse()) await close();
+    throw e;
+  }
+}
+
+/** The configured providers; with none configured, an offline `mock` provider so the gateway can be tried at once. */
+function buildProviders(config: GatewayConfig): Map<string, ProviderAdapter> {
+  const entries = Object.entries(config.providers);
+  if (entries.length === 0) entries.push(['mock', { type: 'mock' }]);
+  return new Map(entries.map(([name, c]) => [name, createProvider(name, c)]));
+}
+
+/** In-memory counters start empty: restore today's and this month's spend from the usage records. */
+async function seedCounters(store: Store, counters: Counters): Promise<void> {
+  const now = new Date();
+  const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+  const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+  const [d, m, traces] = await Promise.all([store.spendSince(day), store.spendSince(month), store.traceSpendSince(month)]);
+  const dayOf = new Map(d.map((r) => [r.agent_id, r.cost]));
+  await counters.seed({
+    now,
+    agents: m.map((r) => ({ agentId: r.agent_id, month: r.cost, day: dayOf.get(r.agent_id) ?? 0 })),
+    traces: traces.map((t) => ({ traceId: `${t.tenant_id}:${t.trace_id}`, cost: t.cost })),
+  });
+}
+
+async function spendOf(counters: Counters, agentId: string, policy: Policy | undefined): Promise<Spend> {
+  const now = new Date();
+  const { day, month } = await counters.spend(agentId, now);
+  return {
+    day,
+    month,
+    daily_limit: policy ? effectiveDailyLimit(policy, now) : null,
+    monthly_limit: policy?.monthly_budget ?? null,
+    day_resets_at: nextUtcDayStart(now).toISOString(),
+    month_resets_at: nextUtcMonthStart(now).toISOString(),
+  };
+}
+
+async function ensureRootKey(
+  store: Store,
+  hasher: KeyHasher,
+  env: NodeJS.ProcessEnv,
+  announce: ((key: string) => void) | undefined,
+): Promise<string | null> {
+  const fromEnv = env.AGENTGW_ADMIN_KEY;
+  if (fromEnv) {
+    await store.upsertRootKey(hasher.hash(fromEnv), keyPrefix(fromEnv));
+    return null;
+  }
+  if (await store.hasAdminKeyWithRole('admin')) return null;
+  const key = generateKey('adk');
+  await store.upsertRootKey(hasher.hash(key), keyPrefix(key));
+  (announce ?? ((k) => process.stderr.write(`agentgw: generated the root admin key (shown once, only its hash is stored): ${k}\n`)))(key);
+  return key;
+}

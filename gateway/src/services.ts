@@ -1,0 +1,19 @@
+import type { GatewayConfig } from './config.js';
+import type { Policy, Spend, SystemConfig } from './contract/index.js';
+import type { KeyHasher } from './security/keys.js';
+import type { Snapshot } from './storage/snapshot.js';
+import type { Store } from './storage/store.js';
+
+/** What the routes share: built once at start-up (server.ts), or by tests. */
+export interface Services {
+  readonly version: string;
+  readonly config: GatewayConfig;
+  readonly store: Store;
+  readonly snapshot: Snapshot;
+  readonly hasher: KeyHasher;
+  readonly countersKind: 'memory' | 'redis';
+  /** Recorded spend of an agent and the limits its policy sets. */
+  spend(agentId: string, policy: Policy | undefined): Promise<Spend>;
+  /** Configured providers for GET /system/config: never their secrets. */
+  providerInfo(): SystemConfig['providers'];
+}

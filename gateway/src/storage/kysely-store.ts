@@ -1,0 +1,508 @@
+import { type Kysely, sql } from 'kysely';
+import { type AdminKey, type Agent, AgentgwError, type Policy, type Role, type Tenant, type TraceRequest, type TraceSummary, type UsageRow } from '../contract/index.js';
+import type { StorageKind } from './migrations.js';
+import type { Database } from './schema.js';
+import type {
+  Page,
+  PageQuery,
+  PolicyFields,
+  Store,
+  StoredAdminKey,
+  StoredAgent,
+  TraceFilter,
+  UsageFilter,
+  UsageRecord,
+} from './store.js';
+
+const now = () => new Date().toISOString();
+
+/** Cursor = the sort key of the last row ((created_at, id) for resources), opaque to clients. */
+export function encodeCursor(parts: string[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+}
+export function decodeCursor(cursor: string, parts = 2): string[] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === parts && v.every((x) => typeof x === 'string')) return v;
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError();
+}
+/** A cursor the client made up or mangled: bad input (400), not a server fault. */
+export class InvalidCursorError extends AgentgwError {
+  constructor() {
+    super('validation_failed', 'The cursor is not valid: pass the next_cursor of the previous page unchanged, or leave cursor out to start at the first page.', {
+      param: 'cursor',
+    });
+  }
+}
+
+export function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string; message?: string };
+  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+function toTenant(r: Database['tenants']): Tenant {
+  return { id: r.id, name: r.name, labels: JSON.parse(r.labels), created_at: r.created_at, updated_at: r.updated_at };
+}
+function toAgent(r: Database['agents']): Agent {
+  return {
+    id: r.id,
+    name: r.name,
+    tenant_id: r.tenant_id,
+    policy_id: r.policy_id,
+    labels: JSON.parse(r.labels),
+    key_prefix: r.key_prefix,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+function toPolicy(r: Database['policies']): Policy {
+  return {
+    id: r.id,
+    tenant_id: r.tenant_id,
+    monthly_budget: r.monthly_budget === null ? null : Number(r.monthly_budget),
+    daily_budget: r.daily_budget === null ? null : Number(r.daily_budget),
+    allowed_models: r.allowed_models === null ? null : JSON.parse(r.allowed_models),
+    rules: JSON.parse(r.rules),
+    labels: JSON.parse(r.labels),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+function toAdminKey(r: Database['admin_keys']): StoredAdminKey {
+  return {
+    id: r.id,
+    name: r.name,
+    role: r.role as Role,
+    tenant_id: r.tenant_id,
+    key_prefix: r.key_prefix,
+    key_hash: r.key_hash,
+    created_at: r.created_at,
+  };
+}
+
+export class KyselyStore implements Store {
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly kind: StorageKind,
+  ) {}
+
+  /** Keyset pagination over (created_at, id) for the simple resource tables. */
+  private async pageOf<T extends 'tenants' | 'agents' | 'policies' | 'admin_keys', R>(
+    table: T,
+    q: PageQuery & { tenant_id?: string },
+    map: (row: any) => R,
+    tenantColumn: boolean,
+  ): Promise<Page<R>> {
+    let query = this.db.selectFrom(table as 'tenants').selectAll();
+    if (q.tenant_id !== undefined && tenantColumn) query = query.where('tenant_id' as 'id', '=', q.tenant_id);
+    if (q.tenant_id !== undefined && !tenantColumn) query = query.where('id', '=', q.tenant_id);
+    if (q.cursor) {
+      const [created, id] = decodeCursor(q.cursor);
+      query = query.where((eb) => eb.or([eb('created_at', '>', created), eb.and([eb('created_at', '=', created), eb('id', '>', id)])]));
+    }
+    const rows = await query.orderBy('created_at').orderBy('id').limit(q.limit + 1).execute();
+    const more = rows.length > q.limit;
+    const data = rows.slice(0, q.limit);
+    const last = data[data.length - 1];
+    return { data: data.map(map), next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null };
+  }
+
+  async createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'>): Promise<Tenant> {
+    const ts = now();
+    const row = { id: t.id, name: t.name, labels: JSON.stringify(t.labels), created_at: ts, updated_at: ts };
+    await this.db.insertInto('tenants').values(row).execute();
+    return toTenant(row);
+  }
+  async getTenant(id: string) {
+    const r = await this.db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toTenant(r);
+  }
+  listTenants(q: PageQuery & { tenant_id?: string }) {
+    return this.pageOf('tenants', q, toTenant, false);
+  }
+  async updateTenant(id: string, patch: { name?: string; labels?: Tenant['labels'] }) {
+    const set: Partial<Database['tenants']> = { updated_at: now() };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.labels !== undefined) set.labels = JSON.stringify(patch.labels);
+    await this.db.updateTable('tenants').set(set).where('id', '=', id).execute();
+    return this.getTenant(id);
+  }
+  async deleteTenant(id: string): Promise<'deleted' | 'missing' | 'not_empty'> {
+    return this.db.transaction().execute(async (tx) => {
+      const t = await tx.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst();
+      if (!t) return 'missing';
+      const a = await tx.selectFrom('agents').select('id').where('tenant_id', '=', id).limit(1).executeTakeFirst();
+      const p = await tx.selectFrom('policies').select('id').where('tenant_id', '=', id).limit(1).executeTakeFirst();
+      if (a || p) return 'not_empty';
+      await tx.deleteFrom('admin_keys').where('tenant_id', '=', id).execute();
+      await tx.deleteFrom('tenants').where('id', '=', id).execute();
+      return 'deleted';
+    });
+  }
+
+  async createAgent(a: Omit<StoredAgent, 'created_at' | 'updated_at'>): Promise<Agent> {
+    const ts = now();
+    const row = { ...a, labels: JSON.stringify(a.labels), created_at: ts, updated_at: ts };
+    await this.db.insertInto('agents').values(row).execute();
+    return toAgent(row);
+  }
+  async getAgent(id: string) {
+    const r = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toAgent(r);
+  }
+  listAgents(q: PageQuery & { tenant_id?: string }) {
+    return this.pageOf('agents', q, toAgent, true);
+  }
+  async updateAgent(id: string, patch: { name?: string; policy_id?: string | null; labels?: Agent['labels'] }) {
+    const set: Partial<Database['agents']> = { updated_at: now() };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.policy_id !== undefined) set.policy_id = patch.policy_id;
+    if (patch.labels !== undefined) set.labels = JSON.stringify(patch.labels);
+    await this.db.updateTable('agents').set(set).where('id', '=', id).execute();
+    return this.getAgent(id);
+  }
+  async setAgentKey(id: string, key_hash: string, key_prefix: string) {
+    const r = await this.db.updateTable('agents').set({ key_hash, key_prefix, updated_at: now() }).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+  async deleteAgent(id: string) {
+    const r = await this.db.deleteFrom('agents').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+  async allAgents(): Promise<StoredAgent[]> {
+    const rows = await this.db.selectFrom('agents').selectAll().execute();
+    return rows.map((r) => ({ ...toAgent(r), key_hash: r.key_hash }));
+  }
+
+  async getPolicy(id: string) {
+    const r = await this.db.selectFrom('policies').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toPolicy(r);
+  }
+  async putPolicy(id: string, f: PolicyFields): Promise<{ policy: Policy; created: boolean }> {
+    const ts = now();
+    const cols = {
+      tenant_id: f.tenant_id,
+      monthly_budget: f.monthly_budget,
+      daily_budget: f.daily_budget,
+      allowed_models: f.allowed_models === null ? null : JSON.stringify(f.allowed_models),
+      rules: JSON.stringify(f.rules),
+      labels: JSON.stringify(f.labels),
+      updated_at: ts,
+    };
+    const updated = await this.db.updateTable('policies').set(cols).where('id', '=', id).executeTakeFirst();
+    if (Number(updated.numUpdatedRows) > 0) return { policy: (await this.getPolicy(id))!, created: false };
+    try {
+      await this.db.insertInto('policies').values({ id, ...cols, created_at: ts }).execute();
+      return { policy: (await this.getPolicy(id))!, created: true };
+    } catch (e) {
+      // A concurrent PUT created it first: PUT is idempotent, so update instead.
+      if (!isUniqueViolation(e)) throw e;
+      await this.db.updateTable('policies').set(cols).where('id', '=', id).execute();
+      return { policy: (await this.getPolicy(id))!, created: false };
+    }
+  }
+  listPolicies(q: PageQuery & { tenant_id?: string }) {
+    return this.pageOf('policies', q, toPolicy, true);
+  }
+  async deletePolicy(id: string): Promise<'deleted' | 'missing' | 'in_use'> {
+    return this.db.transaction().execute(async (tx) => {
+      const p = await tx.selectFrom('policies').select('id').where('id', '=', id).executeTakeFirst();
+      if (!p) return 'missing';
+      const a = await tx.selectFrom('agents').select('id').where('policy_id', '=', id).limit(1).executeTakeFirst();
+      if (a) return 'in_use';
+      await tx.deleteFrom('policies').where('id', '=', id).execute();
+      return 'deleted';
+    });
+  }
+  async allPolicies() {
+    return (await this.db.selectFrom('policies').selectAll().execute()).map(toPolicy);
+  }
+
+  async createAdminKey(k: StoredAdminKey): Promise<AdminKey> {
+    await this.db.insertInto('admin_keys').values(k).execute();
+    const { key_hash: _omit, ...pub } = k;
+    return pub;
+  }
+  async upsertRootKey(key_hash: string, key_prefix: string) {
+    const updated = await this.db.updateTable('admin_keys').set({ key_hash, key_prefix }).where('id', '=', 'root').executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      await this.db
+        .insertInto('admin_keys')
+        .values({ id: 'root', name: 'root', role: 'admin', tenant_id: null, key_prefix, key_hash, created_at: now() })
+        .execute();
+    }
+  }
+  async findAdminKeyByHash(hash: string) {
+    const r = await this.db.selectFrom('admin_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
+    return r && toAdminKey(r);
+  }
+  listAdminKeys(q: PageQuery & { tenant_id?: string }) {
+    return this.pageOf('admin_keys', q, (r) => {
+      const { key_hash: _omit, ...pub } = toAdminKey(r);
+      return pub;
+    }, true);
+  }
+  async deleteAdminKey(id: string) {
+    const r = await this.db.deleteFrom('admin_keys').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+  async hasAdminKeyWithRole(role: Role) {
+    return !!(await this.db.selectFrom('admin_keys').select('id').where('role', '=', role).limit(1).executeTakeFirst());
+  }
+
+  async getIdempotent(key_hash: string, notBefore: string) {
+    return this.db
+      .selectFrom('idempotency')
+      .select(['scope', 'request_hash', 'response'])
+      .where('key_hash', '=', key_hash)
+      .where('created_at', '>=', notBefore)
+      .executeTakeFirst();
+  }
+  async putIdempotent(row: { key_hash: string; scope: string; request_hash: string; response: string }) {
+    const cutoff = new Date(Date.now() - 24 * 3600_000).toISOString();
+    await this.db.deleteFrom('idempotency').where('created_at', '<', cutoff).execute();
+    try {
+      await this.db.insertInto('idempotency').values({ ...row, created_at: now() }).execute();
+      return true;
+    } catch (e) {
+      if (isUniqueViolation(e)) return false;
+      throw e;
+    }
+  }
+
+  async getSetting(key: string) {
+    return (await this.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value;
+  }
+  async setSetting(key: string, value: string) {
+    const r = await this.db.updateTable('settings').set({ value }).where('key', '=', key).executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) {
+      try {
+        await this.db.insertInto('settings').values({ key, value }).execute();
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+        await this.db.updateTable('settings').set({ value }).where('key', '=', key).execute();
+      }
+    }
+  }
+  async initSetting(key: string, value: string) {
+    try {
+      await this.db.insertInto('settings').values({ key, value }).execute();
+      return value;
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      return (await this.getSetting(key))!;
+    }
+  }
+
+  async insertUsage(rows: UsageRecord[]) {
+    if (rows.length === 0) return;
+    const values = rows.map((r) => ({
+      ...r,
+      stream: r.stream ? 1 : 0,
+      estimated: r.estimated ? 1 : 0,
+      pii_types: JSON.stringify(r.pii_types),
+    }));
+    // A record already written (a retried flush) is skipped rather than failing the batch.
+    await this.db
+      .insertInto('usage_records')
+      .values(values)
+      .onConflict((oc) => oc.column('request_id').doNothing())
+      .execute();
+  }
+
+  private traceAggregates() {
+    return this.db
+      .selectFrom('usage_records')
+      .select((eb) => [
+        'tenant_id',
+        'trace_id',
+        eb.fn.min('agent_id').as('agent_id'),
+        eb.fn.min('started_at').as('started_at'),
+        eb.fn.max('started_at').as('last_started_at'),
+        eb.fn.max(sql<number>`latency_ms`).as('max_latency'),
+        eb.fn.countAll<number>().as('request_count'),
+        eb.fn.sum<number>(sql`case when status = 'ok' then 0 else 1 end`).as('error_count'),
+        eb.fn.sum<number>('prompt_tokens').as('prompt_tokens'),
+        eb.fn.sum<number>('completion_tokens').as('completion_tokens'),
+        eb.fn.sum<number>('cost').as('cost'),
+      ])
+      // Trace ids come from clients: two tenants may use the same one, and their traces never merge.
+      .groupBy(['tenant_id', 'trace_id']);
+  }
+
+  /** End of each (tenant, trace): the latest started_at + latency, keyed by traceKey. */
+  private async endedAt(traceIds: string[]): Promise<Map<string, string>> {
+    if (traceIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('usage_records')
+      .select(['tenant_id', 'trace_id', 'started_at', 'latency_ms'])
+      .where('trace_id', 'in', traceIds)
+      .execute();
+    const out = new Map<string, string>();
+    for (const r of rows) {
+      const end = new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString();
+      const key = traceKey(r.tenant_id, r.trace_id);
+      const cur = out.get(key);
+      if (!cur || end > cur) out.set(key, end);
+    }
+    return out;
+  }
+
+  async listTraces(f: TraceFilter): Promise<Page<TraceSummary>> {
+    let q = this.traceAggregates();
+    if (f.tenant_id) q = q.where('tenant_id', '=', f.tenant_id);
+    if (f.agent_id) q = q.where('agent_id', '=', f.agent_id);
+    let outer = this.db.selectFrom(q.as('t')).selectAll();
+    if (f.since) outer = outer.where('started_at', '>=', utc(f.since));
+    if (f.cursor) {
+      const [started, id, tenant] = decodeCursor(f.cursor, 3);
+      outer = outer.where((eb) =>
+        eb.or([
+          eb('started_at', '<', started),
+          eb.and([eb('started_at', '=', started), eb('trace_id', '<', id)]),
+          eb.and([eb('started_at', '=', started), eb('trace_id', '=', id), eb('tenant_id', '<', tenant)]),
+        ]),
+      );
+    }
+    const rows = await outer.orderBy('started_at', 'desc').orderBy('trace_id', 'desc').orderBy('tenant_id', 'desc').limit(f.limit + 1).execute();
+    const more = rows.length > f.limit;
+    const data = rows.slice(0, f.limit);
+    const ends = await this.endedAt([...new Set(data.map((r) => r.trace_id))]);
+    const last = data[data.length - 1];
+    return {
+      data: data.map((r) => this.toSummary(r, ends.get(traceKey(r.tenant_id, r.trace_id)))),
+      next_cursor: more && last ? encodeCursor([String(last.started_at), last.trace_id, last.tenant_id]) : null,
+    };
+  }
+
+  private toSummary(r: any, ended: string | undefined): TraceSummary {
+    return {
+      trace_id: r.trace_id,
+      tenant_id: r.tenant_id,
+      agent_id: r.agent_id,
+      started_at: r.started_at,
+      ended_at: ended ?? r.last_started_at,
+      request_count: Number(r.request_count),
+      error_count: Number(r.error_count ?? 0),
+      prompt_tokens: Number(r.prompt_tokens ?? 0),
+      completion_tokens: Number(r.completion_tokens ?? 0),
+      cost: round(Number(r.cost ?? 0)),
+    };
+  }
+
+  async getTrace(traceId: string, tenantId?: string) {
+    let q = this.db.selectFrom('usage_records').selectAll().where('trace_id', '=', traceId);
+    if (tenantId) q = q.where('tenant_id', '=', tenantId);
+    const all = await q.orderBy('started_at').orderBy('seq').execute();
+    if (all.length === 0) return undefined;
+    // Unscoped, an id that two tenants share answers with the one of them that started first.
+    const rows = all.filter((r) => r.tenant_id === all[0]!.tenant_id);
+    const requests: TraceRequest[] = rows.map((r, i) => ({
+      request_id: r.request_id,
+      step: i + 1,
+      model: r.model,
+      provider: r.provider,
+      stream: !!r.stream,
+      status: r.status as TraceRequest['status'],
+      http_status: r.http_status,
+      error_code: r.error_code,
+      prompt_tokens: r.prompt_tokens,
+      completion_tokens: r.completion_tokens,
+      cost: round(Number(r.cost)),
+      latency_ms: Number(r.latency_ms),
+      ttft_ms: r.ttft_ms === null ? null : Number(r.ttft_ms),
+      started_at: r.started_at,
+      pii_types: JSON.parse(r.pii_types),
+    }));
+    const ended = rows
+      .map((r) => new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString())
+      .reduce((a, b) => (a > b ? a : b));
+    return {
+      trace_id: traceId,
+      tenant_id: rows[0]!.tenant_id,
+      agent_id: rows[0]!.agent_id,
+      started_at: rows[0]!.started_at,
+      ended_at: ended,
+      request_count: rows.length,
+      error_count: rows.filter((r) => r.status !== 'ok').length,
+      prompt_tokens: rows.reduce((s, r) => s + r.prompt_tokens, 0),
+      completion_tokens: rows.reduce((s, r) => s + r.completion_tokens, 0),
+      cost: round(rows.reduce((s, r) => s + Number(r.cost), 0)),
+      requests,
+    };
+  }
+
+  async usage(f: UsageFilter): Promise<UsageRow[]> {
+    const key =
+      f.group_by === 'agent'
+        ? sql<string>`agent_id`
+        : f.group_by === 'tenant'
+          ? sql<string>`tenant_id`
+          : f.group_by === 'model'
+            ? sql<string>`coalesce(model, '')`
+            : sql<string>`substr(started_at, 1, 10)`;
+    let q = this.db
+      .selectFrom('usage_records')
+      .select((eb) => [
+        key.as('key'),
+        eb.fn.countAll<number>().as('requests'),
+        eb.fn.sum<number>('prompt_tokens').as('prompt_tokens'),
+        eb.fn.sum<number>('completion_tokens').as('completion_tokens'),
+        eb.fn.sum<number>('cost').as('cost'),
+      ]);
+    if (f.from) q = q.where('started_at', '>=', utc(f.from));
+    if (f.to) q = q.where('started_at', '<', utc(f.to));
+    if (f.tenant_id) q = q.where('tenant_id', '=', f.tenant_id);
+    const rows = await q.groupBy(key).orderBy(key).execute();
+    return rows.map((r) => ({
+      key: String(r.key),
+      requests: Number(r.requests),
+      prompt_tokens: Number(r.prompt_tokens ?? 0),
+      completion_tokens: Number(r.completion_tokens ?? 0),
+      cost: round(Number(r.cost ?? 0)),
+    }));
+  }
+
+  async spendSince(since: string) {
+    const rows = await this.db
+      .selectFrom('usage_records')
+      .select((eb) => ['agent_id', eb.fn.sum<number>('cost').as('cost')])
+      .where('started_at', '>=', utc(since))
+      .groupBy('agent_id')
+      .execute();
+    return rows.map((r) => ({ agent_id: r.agent_id, cost: Number(r.cost ?? 0) }));
+  }
+  async traceSpendSince(since: string) {
+    const rows = await this.db
+      .selectFrom('usage_records')
+      .select((eb) => ['tenant_id', 'trace_id', eb.fn.sum<number>('cost').as('cost')])
+      .where('started_at', '>=', utc(since))
+      .groupBy(['tenant_id', 'trace_id'])
+      .execute();
+    return rows.map((r) => ({ tenant_id: r.tenant_id, trace_id: r.trace_id, cost: Number(r.cost ?? 0) }));
+  }
+
+  async close() {
+    await this.db.destroy();
+  }
+}
+
+/**
+ * Times are stored as toISOString() text (UTC, milliseconds) and compared as text, so a bound given with an offset
+ * or without milliseconds is brought to the same form first.
+ */
+function utc(ts: string): string {
+  const ms = Date.parse(ts);
+  return Number.isNaN(ms) ? ts : new Date(ms).toISOString();
+}
+
+function traceKey(tenantId: string, traceId: string): string {
+  return `${tenantId}\u0000${traceId}`;
+}
+
+function round(n: number): number {
+  return Math.round(n * 1e10) / 1e10;
+}

@@ -1,0 +1,109 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+
+/** The one migration set, written in Kysely's portable builder so SQLite and PostgreSQL share it. */
+function buildMigrations(kind: StorageKind): Record<string, Migration> {
+  const isPg = kind === 'postgres';
+  return {
+  '0001_initial': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('tenants')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('policies')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.references('tenants.id'))
+        .addColumn('monthly_budget', 'double precision')
+        .addColumn('daily_budget', 'double precision')
+        .addColumn('allowed_models', 'text')
+        .addColumn('rules', 'text', (c) => c.notNull())
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('agents')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('policy_id', 'text', (c) => c.references('policies.id'))
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('key_prefix', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('agents_tenant_name', ['tenant_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('admin_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('tenant_id', 'text')
+        .addColumn('key_prefix', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('idempotency')
+        .addColumn('key_hash', 'text', (c) => c.primaryKey())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('response', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('settings')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '0002_usage_records': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('usage_records')
+        .addColumn('seq', isPg ? 'bigserial' : 'integer', (c) => (isPg ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('request_id', 'text', (c) => c.notNull().unique())
+        .addColumn('trace_id', 'text', (c) => c.notNull())
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('model', 'text')
+        .addColumn('provider', 'text')
+        .addColumn('stream', 'integer', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('http_status', 'integer', (c) => c.notNull())
+        .addColumn('error_code', 'text')
+        .addColumn('prompt_tokens', 'integer', (c) => c.notNull())
+        .addColumn('completion_tokens', 'integer', (c) => c.notNull())
+        .addColumn('cost', 'double precision', (c) => c.notNull())
+        .addColumn('estimated', 'integer', (c) => c.notNull())
+        .addColumn('latency_ms', 'double precision', (c) => c.notNull())
+        .addColumn('ttft_ms', 'double precision')
+        .addColumn('started_at', 'text', (c) => c.notNull())
+        .addColumn('pii_types', 'text', (c) => c.notNull())
+        .addColumn('body', 'text')
+        .execute();
+      await db.schema.createIndex('usage_trace').on('usage_records').columns(['trace_id', 'started_at']).execute();
+      await db.schema.createIndex('usage_agent_time').on('usage_records').columns(['agent_id', 'started_at']).execute();
+      await db.schema.createIndex('usage_time').on('usage_records').columns(['started_at']).execute();
+    },
+  },
+  };
+}
+
+export type StorageKind = 'sqlite' | 'postgres';
+
+export async function migrate(db: Kysely<any>, kind: StorageKind): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => buildMigrations(kind) };
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
+  }
+}

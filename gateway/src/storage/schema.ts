@@ -1,0 +1,61 @@
+import type { Generated } from 'kysely';
+
+/** Row types of the one Kysely schema shared by SQLite and PostgreSQL. JSON columns are text; times are RFC 3339 text. */
+export interface Database {
+  tenants: { id: string; name: string; labels: string; created_at: string; updated_at: string };
+  policies: {
+    id: string;
+    tenant_id: string | null;
+    monthly_budget: number | null;
+    daily_budget: number | null;
+    allowed_models: string | null;
+    rules: string;
+    labels: string;
+    created_at: string;
+    updated_at: string;
+  };
+  agents: {
+    id: string;
+    tenant_id: string;
+    name: string;
+    policy_id: string | null;
+    labels: string;
+    key_prefix: string;
+    key_hash: string;
+    created_at: string;
+    updated_at: string;
+  };
+  admin_keys: {
+    id: string;
+    name: string;
+    role: string;
+    tenant_id: string | null;
+    key_prefix: string;
+    key_hash: string;
+    created_at: string;
+  };
+  idempotency: { key_hash: string; scope: string; request_hash: string; response: string; created_at: string };
+  settings: { key: string; value: string };
+  usage_records: {
+    seq: Generated<number>;
+    request_id: string;
+    trace_id: string;
+    tenant_id: string;
+    agent_id: string;
+    model: string | null;
+    provider: string | null;
+    stream: number;
+    status: string;
+    http_status: number;
+    error_code: string | null;
+    prompt_tokens: number;
+    completion_tokens: number;
+    cost: number;
+    estimated: number;
+    latency_ms: number;
+    ttft_ms: number | null;
+    started_at: string;
+    pii_types: string;
+    body: string | null;
+  };
+}

@@ -1,0 +1,112 @@
+import type { Agent, AdminKey, Policy, Role, Tenant, TraceRequest, TraceSummary, UsageRow } from '../contract/index.js';
+import type { StorageKind } from './migrations.js';
+
+export interface PageQuery {
+  limit: number;
+  cursor?: string;
+}
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface StoredAgent extends Agent {
+  key_hash: string;
+}
+export interface StoredAdminKey extends AdminKey {
+  key_hash: string;
+}
+
+/** One usage record: a data-plane request, allowed or blocked. Never message bodies unless capture was opted in (redacted). */
+export interface UsageRecord {
+  request_id: string;
+  trace_id: string;
+  tenant_id: string;
+  agent_id: string;
+  model: string | null;
+  provider: string | null;
+  stream: boolean;
+  status: 'ok' | 'error' | 'blocked';
+  http_status: number;
+  error_code: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  estimated: boolean;
+  latency_ms: number;
+  ttft_ms: number | null;
+  started_at: string;
+  pii_types: string[];
+  body: string | null;
+}
+
+export interface TraceFilter {
+  tenant_id?: string;
+  agent_id?: string;
+  since?: string;
+  limit: number;
+  cursor?: string;
+}
+export interface UsageFilter {
+  group_by: 'agent' | 'tenant' | 'model' | 'day';
+  from?: string;
+  to?: string;
+  tenant_id?: string;
+}
+
+export type PolicyFields = Omit<Policy, 'id' | 'created_at' | 'updated_at'>;
+
+/** Everything agentgw keeps. One implementation over Kysely serves SQLite and PostgreSQL. */
+export interface Store {
+  readonly kind: StorageKind;
+
+  createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'>): Promise<Tenant>;
+  getTenant(id: string): Promise<Tenant | undefined>;
+  listTenants(q: PageQuery & { tenant_id?: string }): Promise<Page<Tenant>>;
+  updateTenant(id: string, patch: { name?: string; labels?: Tenant['labels'] }): Promise<Tenant | undefined>;
+  /** Deletes the tenant unless agents or policies remain: 'not_empty' then. */
+  deleteTenant(id: string): Promise<'deleted' | 'missing' | 'not_empty'>;
+
+  createAgent(a: Omit<StoredAgent, 'created_at' | 'updated_at'>): Promise<Agent>;
+  getAgent(id: string): Promise<Agent | undefined>;
+  listAgents(q: PageQuery & { tenant_id?: string }): Promise<Page<Agent>>;
+  updateAgent(id: string, patch: { name?: string; policy_id?: string | null; labels?: Agent['labels'] }): Promise<Agent | undefined>;
+  setAgentKey(id: string, key_hash: string, key_prefix: string): Promise<boolean>;
+  deleteAgent(id: string): Promise<boolean>;
+  /** Every agent with its key hash: the data plane's snapshot. */
+  allAgents(): Promise<StoredAgent[]>;
+
+  getPolicy(id: string): Promise<Policy | undefined>;
+  /** Creates or replaces the policy; returns whether it was created. */
+  putPolicy(id: string, fields: PolicyFields): Promise<{ policy: Policy; created: boolean }>;
+  listPolicies(q: PageQuery & { tenant_id?: string }): Promise<Page<Policy>>;
+  deletePolicy(id: string): Promise<'deleted' | 'missing' | 'in_use'>;
+  allPolicies(): Promise<Policy[]>;
+
+  createAdminKey(k: StoredAdminKey): Promise<AdminKey>;
+  upsertRootKey(key_hash: string, key_prefix: string): Promise<void>;
+  findAdminKeyByHash(hash: string): Promise<StoredAdminKey | undefined>;
+  listAdminKeys(q: PageQuery & { tenant_id?: string }): Promise<Page<AdminKey>>;
+  deleteAdminKey(id: string): Promise<boolean>;
+  hasAdminKeyWithRole(role: Role): Promise<boolean>;
+
+  getIdempotent(key_hash: string, notBefore: string): Promise<{ scope: string; request_hash: string; response: string } | undefined>;
+  /** Stores the result of an idempotent request; false when another request stored one first. */
+  putIdempotent(row: { key_hash: string; scope: string; request_hash: string; response: string }): Promise<boolean>;
+
+  getSetting(key: string): Promise<string | undefined>;
+  setSetting(key: string, value: string): Promise<void>;
+  /** Sets the value only when absent; returns the value now stored. */
+  initSetting(key: string, value: string): Promise<string>;
+
+  insertUsage(rows: UsageRecord[]): Promise<void>;
+  listTraces(f: TraceFilter): Promise<Page<TraceSummary>>;
+  getTrace(traceId: string, tenantId?: string): Promise<(TraceSummary & { requests: TraceRequest[] }) | undefined>;
+  usage(f: UsageFilter): Promise<UsageRow[]>;
+  /** Cost per agent since a time: seeds in-memory budget counters after a restart. */
+  spendSince(since: string): Promise<Array<{ agent_id: string; cost: number }>>;
+  /** Cost per trace since a time: seeds trace budgets after a restart. */
+  traceSpendSince(since: string): Promise<Array<{ tenant_id: string; trace_id: string; cost: number }>>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,81 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, type IdGenerator } from '@opentelemetry/sdk-trace-base';
+import type { UsageRecord } from '../storage/store.js';
+
+/** Lets one span take the trace id derived from the agent trace, so every step of a workflow shares it. */
+class DerivedIdGenerator implements IdGenerator {
+  next: string | undefined;
+  generateTraceId(): string {
+    const id = this.next ?? randomBytes(16).toString('hex');
+    this.next = undefined;
+    return id;
+  }
+  generateSpanId(): string {
+    return randomBytes(8).toString('hex');
+  }
+}
+
+/** The OpenTelemetry trace id of an agent trace: stable across nodes and restarts. */
+export function otelTraceId(tenantId: string, traceId: string): string {
+  return createHash('sha256').update(`${tenantId}\u0000${traceId}`).digest('hex').slice(0, 32);
+}
+
+/** One span per data-plane request, with OpenTelemetry GenAI semantic-convention attributes, exported over OTLP/HTTP. */
+export class GenAiSpans {
+  private readonly ids = new DerivedIdGenerator();
+  private readonly provider: BasicTracerProvider;
+  private readonly tracer: Tracer;
+
+  constructor(endpoint: string, version: string) {
+    const url = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${endpoint.replace(/\/$/, '')}/v1/traces`;
+    this.provider = new BasicTracerProvider({
+      idGenerator: this.ids,
+      resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? 'agentgw', 'service.version': version }),
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: 500 })],
+    });
+    this.tracer = this.provider.getTracer('agentgw', version);
+  }
+
+  record(r: UsageRecord, operation: 'chat' | 'embeddings', requestModel: string | null): void {
+    const start = Date.parse(r.started_at);
+    const model = r.model?.includes('/') ? r.model.slice(r.model.indexOf('/') + 1) : r.model;
+    this.ids.next = otelTraceId(r.tenant_id, r.trace_id);
+    const span = this.tracer.startSpan(
+      `${operation} ${model ?? ''}`.trim(),
+      {
+        kind: SpanKind.CLIENT,
+        startTime: start,
+        attributes: {
+          'gen_ai.operation.name': operation,
+          'gen_ai.provider.name': r.provider ?? 'unknown',
+          'gen_ai.system': r.provider ?? 'unknown',
+          'gen_ai.request.model': requestModel ?? model ?? '',
+          'gen_ai.response.model': model ?? '',
+          'gen_ai.usage.input_tokens': r.prompt_tokens,
+          'gen_ai.usage.output_tokens': r.completion_tokens,
+          'gen_ai.conversation.id': r.trace_id,
+          'agentgw.request_id': r.request_id,
+          'agentgw.trace_id': r.trace_id,
+          'agentgw.tenant_id': r.tenant_id,
+          'agentgw.agent_id': r.agent_id,
+          'agentgw.cost_usd': r.cost,
+          'agentgw.stream': r.stream,
+          'http.response.status_code': r.http_status,
+          ...(r.ttft_ms !== null ? { 'agentgw.ttft_ms': r.ttft_ms } : {}),
+          ...(r.error_code ? { 'error.type': r.error_code } : {}),
+          ...(r.pii_types.length ? { 'agentgw.pii_types': r.pii_types } : {}),
+        },
+      },
+      ROOT_CONTEXT,
+    );
+    if (r.error_code) span.setStatus({ code: SpanStatusCode.ERROR, message: r.error_code });
+    span.end(start + r.latency_ms);
+  }
+
+  async close(): Promise<void> {
+    await this.provider.shutdown();
+  }
+}

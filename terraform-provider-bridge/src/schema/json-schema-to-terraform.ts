@@ -1,0 +1,97 @@
+import type { TfAttribute, TfType } from './terraform-schema-types.js';
+
+/** The subset of JSON Schema that `z.toJSONSchema` produces for the contract's objects. */
+export interface JsonSchema {
+  type?: string;
+  anyOf?: JsonSchema[];
+  enum?: unknown[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: JsonSchema | boolean;
+  required?: string[];
+  description?: string;
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+}
+
+export interface AttributeOptions {
+  /** Description by dotted path, over the schema's own. */
+  docs: Record<string, string>;
+  path: string;
+  required: boolean;
+}
+
+/** Follows a local `$ref` (zod emits them for schemas that carry a meta id). */
+export function deref(schema: JsonSchema, root: JsonSchema): JsonSchema {
+  if (!schema.$ref) return schema;
+  const name = schema.$ref.replace(/^#\/\$defs\//, '');
+  const target = root.$defs?.[name];
+  if (!target) throw new Error(`unresolvable $ref ${schema.$ref}`);
+  return deref(target, root);
+}
+
+/** Drops the `null` branch of a nullable field: Terraform's null already means "unset". */
+function withoutNull(schema: JsonSchema, root: JsonSchema, path: string): JsonSchema {
+  const s = deref(schema, root);
+  if (!s.anyOf) return s;
+  const branches = s.anyOf.map((b) => deref(b, root)).filter((b) => b.type !== 'null');
+  if (branches.length !== 1) throw new Error(`${path}: only "T or null" unions map to Terraform`);
+  return { ...branches[0], description: s.description ?? branches[0].description };
+}
+
+function primitiveType(s: JsonSchema, path: string): TfType {
+  switch (s.type) {
+    case 'string':
+      return 'string';
+    case 'number':
+    case 'integer':
+      return 'number';
+    case 'boolean':
+      return 'bool';
+    default:
+      throw new Error(`${path}: JSON Schema type ${String(s.type)} has no Terraform primitive`);
+  }
+}
+
+function describe(s: JsonSchema, opts: AttributeOptions): string | undefined {
+  const text = opts.docs[opts.path] ?? s.description;
+  if (text && s.enum && !opts.docs[opts.path]) return `${text} One of: ${s.enum.join(', ')}.`;
+  return text;
+}
+
+/** One object property as a Terraform attribute (objects become single nested attributes). */
+export function toAttribute(schema: JsonSchema, root: JsonSchema, opts: AttributeOptions): TfAttribute {
+  const s = withoutNull(schema, root, opts.path);
+  const flags = opts.required ? { required: true } : { optional: true };
+  const description = describe(s, opts);
+  const base = { ...(description ? { description } : {}), description_kind: 'plain' as const };
+  if (s.type === 'array') {
+    const items = withoutNull(s.items ?? {}, root, `${opts.path}[]`);
+    return { type: ['list', primitiveType(items, `${opts.path}[]`)], ...base, ...flags };
+  }
+  if (s.type === 'object' && !s.properties) {
+    const values = typeof s.additionalProperties === 'object' ? s.additionalProperties : {};
+    return { type: ['map', primitiveType(deref(values, root), `${opts.path}{}`)], ...base, ...flags };
+  }
+  if (s.type === 'object') {
+    return { nested_type: { attributes: toAttributes(s, root, opts.docs, opts.path), nesting_mode: 'single' }, ...base, ...flags };
+  }
+  return { type: primitiveType(s, opts.path), ...base, ...flags };
+}
+
+/** Every property of an object schema, sorted by name as terraform prints them. */
+export function toAttributes(
+  schema: JsonSchema,
+  root: JsonSchema,
+  docs: Record<string, string>,
+  prefix = '',
+): Record<string, TfAttribute> {
+  const s = deref(schema, root);
+  const required = new Set(s.required ?? []);
+  const out: Record<string, TfAttribute> = {};
+  for (const name of Object.keys(s.properties ?? {}).sort()) {
+    const path = prefix ? `${prefix}.${name}` : name;
+    out[name] = toAttribute(s.properties![name], root, { docs, path, required: required.has(name) });
+  }
+  return out;
+}
