@@ -17,7 +17,7 @@ export const GatewayConfig = z.strictObject({
     ])
     .default({ kind: 'sqlite', path: './data/agentgw.db' }),
   counters: z
-    .union([z.strictObject({ kind: z.literal('memory') }), z.strictObject({ kind: z.literal('redis'), url: z.string() })])
+    .union([z.strictObject({ kind: z.literal('memory') }), z.strictObject({ kind: z.literal('redis'), url: z.string(), prefix: z.string().max(100).optional() })])
     .default({ kind: 'memory' }),
   providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'provider names are lowercase letters, digits, _ or -' }), ProviderConfig).default({}),
   models: z.record(z.string().min(1).max(200), z.array(z.string().min(3)).min(1)).default({}),
@@ -68,7 +68,7 @@ export function loadConfig(opts: { path?: string; env?: NodeJS.ProcessEnv; overr
   }
   raw = interpolate(raw, env, '') as Record<string, unknown>;
   if (env.AGENTGW_DATABASE_URL) raw.storage = { kind: 'postgres', url: env.AGENTGW_DATABASE_URL };
-  if (env.AGENTGW_REDIS_URL) raw.counters = { kind: 'redis', url: env.AGENTGW_REDIS_URL };
+  if (env.AGENTGW_REDIS_URL) raw.counters = { kind: 'redis', url: env.AGENTGW_REDIS_URL, ...(env.AGENTGW_REDIS_PREFIX ? { prefix: env.AGENTGW_REDIS_PREFIX } : {}) };
   Object.assign(raw, opts.overrides ?? {});
   const parsed = GatewayConfig.safeParse(raw);
   if (!parsed.success) {

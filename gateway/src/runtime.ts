@@ -59,7 +59,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     const router = new Router(providers, config.models);
     const counters: Counters = createCounters({
       redisUrl: config.counters.kind === 'redis' ? config.counters.url : undefined,
-      prefix: opts.redisPrefix,
+      prefix: (config.counters.kind === 'redis' ? config.counters.prefix : undefined) ?? opts.redisPrefix,
     });
     opened.push(() => counters.close());
     await seedCounters(store, counters);

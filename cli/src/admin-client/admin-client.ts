@@ -138,8 +138,8 @@ export class AdminClient {
     return this.get('/system/config');
   }
 
-  async setMaintenance(body: { enabled: boolean; message?: string | null }): Promise<SystemConfig['maintenance'] | undefined> {
-    return (await this.http.send<SystemConfig['maintenance'] | undefined>('PUT', '/system/maintenance', { body })).data;
+  async setMaintenance(body: { enabled: boolean; message?: string | null }): Promise<void> {
+    await this.http.send('PUT', '/system/maintenance', { body });
   }
 
   getOpenApi(): Promise<Record<string, unknown>> {

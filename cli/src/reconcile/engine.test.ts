@@ -53,6 +53,9 @@ describe('reconcile', () => {
     await fake.createTenant({ id: 'acme', name: 'Old name' });
     await run(fake, desired, { mode: 'sync', dry: false });
     expect(fake.tenants.get('acme')).toMatchObject({ name: 'Acme', labels: {} });
+    await fake.updateTenant('acme', { labels: { managed_by: 'terraform' } });
+    await run(fake, { ...desired, tenants: [{ id: 'acme', name: 'Acme', labels: { tier: 'gold' } }] }, { mode: 'sync', dry: false });
+    expect(fake.tenants.get('acme')?.labels).toEqual({ tier: 'gold', managed_by: 'terraform' });
     await run(fake, { ...desired, policies: [{ ...desired.policies[0], monthly_budget: 300 }] }, { mode: 'sync', dry: false });
     expect(fake.policies.get('std')).toMatchObject({ monthly_budget: 300, labels: { managed_by: 'agentgw' } });
   });

@@ -9,7 +9,7 @@ const c = (op: Change['op'], kind: Change['kind'], id: string): Change => ({
   before: null,
   after: null,
   changes: [],
-  managed: true,
+  owner: 'agentgw',
   serverId: '',
 });
 

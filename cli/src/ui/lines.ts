@@ -43,6 +43,8 @@ function changeLines(c: Change): Line[] {
       seg(formatValue(f.field, f.new), 'create'),
     );
   });
+  // a new agent gets a key from the server: the plan says so without ever holding it
+  if (c.kind === 'agent' && c.op === 'create') fields.push(line(seg(`${INDENT}api_key: `, 'muted'), seg('(sensitive, shown once after apply)', 'muted')));
   return [head, ...fields];
 }
 

@@ -10,5 +10,5 @@ export async function renderLines(lines: Line[], mode: OutputMode, out: NodeJS.W
     return;
   }
   const { inkLinesText } = await import('./ink/render-ink.js');
-  out.write(inkLinesText(lines, (out as { columns?: number }).columns));
+  out.write(inkLinesText(lines));
 }

@@ -9,7 +9,7 @@ export async function renderPlan(changeSet: ChangeSet, mode: OutputMode, out: No
   if (mode === 'ink') {
     // ink costs a few hundred ms to load: only terminals pay for it
     const { inkPlanText } = await import('./ink/render-ink.js');
-    out.write(inkPlanText(changeSet, (out as { columns?: number }).columns));
+    out.write(inkPlanText(changeSet));
     return;
   }
   out.write(planText(changeSet, mode));

@@ -21,9 +21,9 @@ function touched(change: Change): Set<string> {
   return new Set(change.changes.map((c) => c.field.split('.')[0]));
 }
 
-/** Labels to write: the file's, plus the ownership marker when the object has (or gets) it. */
+/** Labels replace the whole map, so the ownership marker is written back as it was (set on create). */
 function labelsFor(change: Change, labels: Labels): Labels {
-  return change.op === 'create' || change.managed ? withOwnership(labels) : labels;
+  return withOwnership(labels, change.owner);
 }
 
 function pick<T extends object>(obj: T, keys: Set<string>, allowed: (keyof T)[]): Partial<T> {

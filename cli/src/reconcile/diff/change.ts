@@ -13,8 +13,8 @@ export interface Change<K extends Kind = Kind> {
   after: AttrsOf[K] | null;
   /** Field-level detail: the fields set on a create, old -> new on an update; empty on a delete. */
   changes: FieldChange[];
-  /** Whether the live object carries `managed_by: agentgw` (kept on updates). */
-  managed: boolean;
+  /** The `managed_by` label the object has (or gets, on create): kept as it is on updates. */
+  owner: string | null;
   /** The server's id of the live object (needed for agents). */
   serverId: string;
 }

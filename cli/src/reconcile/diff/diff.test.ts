@@ -82,7 +82,7 @@ describe('diffStates', () => {
       { policies: [{ id: 'p', tenant_id: 'acme', monthly_budget: 300, labels: { team: 'b' } }], agents: [{ name: 'bot', tenant_id: 'acme', policy_id: 'p' }] },
       { policies: [policy('p', { monthly_budget: 250, labels: { team: 'a', managed_by: 'agentgw' } })], agents: [agent('bot')] },
     );
-    expect(changes.map((c) => ({ op: c.op, id: c.id, changes: c.changes, serverId: c.serverId, managed: c.managed }))).toEqual([
+    expect(changes.map((c) => ({ op: c.op, id: c.id, changes: c.changes, serverId: c.serverId, owner: c.owner }))).toEqual([
       {
         op: 'update',
         id: 'p',
@@ -91,9 +91,9 @@ describe('diffStates', () => {
           { field: 'labels.team', old: 'a', new: 'b' },
         ],
         serverId: 'p',
-        managed: true,
+        owner: 'agentgw',
       },
-      { op: 'update', id: 'acme/bot', changes: [{ field: 'policy_id', old: null, new: 'p' }], serverId: 'agt_bot', managed: true },
+      { op: 'update', id: 'acme/bot', changes: [{ field: 'policy_id', old: null, new: 'p' }], serverId: 'agt_bot', owner: 'agentgw' },
     ]);
   });
 
@@ -107,6 +107,13 @@ describe('diffStates', () => {
       ['delete', 'tenant', 'old'],
       ['delete', 'agent', 'acme/gone'],
     ]);
+  });
+
+  it("prunes nothing another tool owns, and an update keeps that tool's marker", () => {
+    const theirs = { managed_by: 'terraform' };
+    expect(diff({}, { tenants: [tenant('tf', theirs)] }, { mode: 'sync', prune: true })).toEqual([]);
+    const [u] = diff({ tenants: [{ id: 'tf', name: 'renamed' }] }, { tenants: [tenant('tf', theirs)] });
+    expect(u).toMatchObject({ op: 'update', owner: 'terraform', changes: [{ field: 'name', old: 'TF', new: 'renamed' }] });
   });
 
   it('destroys what the file names and exists, managed or not', () => {

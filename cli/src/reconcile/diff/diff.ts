@@ -1,5 +1,6 @@
 import { DEFAULT_RULES } from '@agentgw/gateway/contract';
 import { policyAttrs } from '../state/normalise.js';
+import { isManaged, MANAGED_VALUE } from '../state/ownership.js';
 import type { AttrsOf, Kind, State, StateObject } from '../state/types.js';
 import type { Change } from './change.js';
 import { fieldChanges } from './field-changes.js';
@@ -24,11 +25,11 @@ function baseline<K extends Kind>(kind: K, after: AttrsOf[K]): AttrsOf[K] {
 
 function createOf<K extends Kind>(want: StateObject<K>): Change<K> {
   const changes = fieldChanges(baseline(want.kind, want.attrs), want.attrs).map(({ field, new: value }) => ({ field, new: value }));
-  return { op: 'create', kind: want.kind, id: want.id, before: null, after: want.attrs, changes, managed: true, serverId: '' };
+  return { op: 'create', kind: want.kind, id: want.id, before: null, after: want.attrs, changes, owner: MANAGED_VALUE, serverId: '' };
 }
 
 function deleteOf<K extends Kind>(have: StateObject<K>): Change<K> {
-  return { op: 'delete', kind: have.kind, id: have.id, before: have.attrs, after: null, changes: [], managed: have.managed, serverId: have.serverId };
+  return { op: 'delete', kind: have.kind, id: have.id, before: have.attrs, after: null, changes: [], owner: have.owner, serverId: have.serverId };
 }
 
 function updateOf<K extends Kind>(have: StateObject<K>, want: StateObject<K>): Change<K> | null {
@@ -41,7 +42,7 @@ function updateOf<K extends Kind>(have: StateObject<K>, want: StateObject<K>): C
       `policy "${have.id}" belongs to tenant ${from} on the gateway but the file gives tenant_id ${to}; a policy's tenant_id cannot change, so use a new policy id`,
     );
   }
-  return { op: 'update', kind: have.kind, id: have.id, before: have.attrs, after: want.attrs, changes, managed: have.managed, serverId: have.serverId };
+  return { op: 'update', kind: have.kind, id: have.id, before: have.attrs, after: want.attrs, changes, owner: have.owner, serverId: have.serverId };
 }
 
 /** The changes that take `live` to `desired`, unordered (see order.ts). */
@@ -66,7 +67,7 @@ export function diffStates(desired: State, live: State, opts: DiffOptions): Chan
       }
     }
     if (opts.prune) {
-      for (const [id, h] of have) if (h.managed && !want.has(id)) out.push(deleteOf(h));
+      for (const [id, h] of have) if (isManaged(h.owner) && !want.has(id)) out.push(deleteOf(h));
     }
   }
   return out;

@@ -1,6 +1,6 @@
 import { DEFAULT_RULES, mergePolicy, type Agent, type DeclarativeFile, type Policy, type Rules, type Tenant } from '@agentgw/gateway/contract';
 import { agentIdentity } from './identity.js';
-import { isManaged, withoutOwnership } from './ownership.js';
+import { MANAGED_VALUE, ownerOf, withoutOwnership } from './ownership.js';
 import { emptyState, type AgentAttrs, type PolicyAttrs, type State, type TenantAttrs } from './types.js';
 
 /** The live objects as the dump stage fetched them. */
@@ -39,15 +39,15 @@ export function agentAttrs(a: { tenant_id: string; name: string; policy_id?: str
 export function desiredState(file: DeclarativeFile): State {
   const state = emptyState();
   for (const t of file.tenants) {
-    state.tenant.set(t.id, { kind: 'tenant', id: t.id, attrs: tenantAttrs(t), managed: true, serverId: '' });
+    state.tenant.set(t.id, { kind: 'tenant', id: t.id, attrs: tenantAttrs(t), owner: MANAGED_VALUE, serverId: '' });
   }
   for (const p of file.policies) {
     const { id, ...body } = p;
-    state.policy.set(id, { kind: 'policy', id, attrs: policyAttrs(id, mergePolicy(null, body)), managed: true, serverId: '' });
+    state.policy.set(id, { kind: 'policy', id, attrs: policyAttrs(id, mergePolicy(null, body)), owner: MANAGED_VALUE, serverId: '' });
   }
   for (const a of file.agents) {
     const id = agentIdentity(a.tenant_id, a.name);
-    state.agent.set(id, { kind: 'agent', id, attrs: agentAttrs(a), managed: true, serverId: '' });
+    state.agent.set(id, { kind: 'agent', id, attrs: agentAttrs(a), owner: MANAGED_VALUE, serverId: '' });
   }
   return state;
 }
@@ -56,14 +56,14 @@ export function desiredState(file: DeclarativeFile): State {
 export function liveState(live: LiveObjects): State {
   const state = emptyState();
   for (const t of live.tenants) {
-    state.tenant.set(t.id, { kind: 'tenant', id: t.id, attrs: tenantAttrs(t), managed: isManaged(t.labels), serverId: t.id });
+    state.tenant.set(t.id, { kind: 'tenant', id: t.id, attrs: tenantAttrs(t), owner: ownerOf(t.labels), serverId: t.id });
   }
   for (const p of live.policies) {
-    state.policy.set(p.id, { kind: 'policy', id: p.id, attrs: policyAttrs(p.id, p), managed: isManaged(p.labels), serverId: p.id });
+    state.policy.set(p.id, { kind: 'policy', id: p.id, attrs: policyAttrs(p.id, p), owner: ownerOf(p.labels), serverId: p.id });
   }
   for (const a of live.agents) {
     const id = agentIdentity(a.tenant_id, a.name);
-    state.agent.set(id, { kind: 'agent', id, attrs: agentAttrs(a), managed: isManaged(a.labels), serverId: a.id });
+    state.agent.set(id, { kind: 'agent', id, attrs: agentAttrs(a), owner: ownerOf(a.labels), serverId: a.id });
   }
   return state;
 }

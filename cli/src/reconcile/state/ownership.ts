@@ -4,8 +4,12 @@ import type { Labels } from '@agentgw/gateway/contract';
 export const MANAGED_LABEL = 'managed_by';
 export const MANAGED_VALUE = 'agentgw';
 
-export function isManaged(labels: Labels | undefined): boolean {
-  return labels?.[MANAGED_LABEL] === MANAGED_VALUE;
+export function ownerOf(labels: Labels | undefined): string | null {
+  return labels?.[MANAGED_LABEL] ?? null;
+}
+
+export function isManaged(owner: string | null): boolean {
+  return owner === MANAGED_VALUE;
 }
 
 /** Labels without the ownership marker: the marker is bookkeeping, never a difference. */
@@ -15,6 +19,7 @@ export function withoutOwnership(labels: Labels | undefined): Labels {
   return out;
 }
 
-export function withOwnership(labels: Labels): Labels {
-  return { ...labels, [MANAGED_LABEL]: MANAGED_VALUE };
+/** Labels to write: the file's plus the ownership marker the object has (or gets); null writes none. */
+export function withOwnership(labels: Labels, owner: string | null = MANAGED_VALUE): Labels {
+  return owner === null ? labels : { ...labels, [MANAGED_LABEL]: owner };
 }

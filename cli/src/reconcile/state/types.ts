@@ -37,8 +37,8 @@ export interface StateObject<K extends Kind = Kind> {
   /** Identity: tenant and policy id; `tenant_id/name` for agents. */
   id: string;
   attrs: AttrsOf[K];
-  /** Carries `managed_by: agentgw` on the gateway (always true on the file side). */
-  managed: boolean;
+  /** The live `managed_by` label (`agentgw` when apply created it, null when absent); `agentgw` on the file side. */
+  owner: string | null;
   /** The server's id (agents have one distinct from their identity); empty on the file side. */
   serverId: string;
 }

@@ -4,10 +4,13 @@ import type { Line } from '../lines.js';
 import { LinesView } from './line-view.js';
 import { PlanView } from './plan-view.js';
 
-export function inkPlanText(changeSet: ChangeSet, columns = 100): string {
-  return renderToString(<PlanView changeSet={changeSet} />, { columns }) + '\n';
+/** Static output is not laid out to the window: the terminal wraps long lines itself, as it does for plain text. */
+const COLUMNS = 10_000;
+
+export function inkPlanText(changeSet: ChangeSet): string {
+  return renderToString(<PlanView changeSet={changeSet} />, { columns: COLUMNS }) + '\n';
 }
 
-export function inkLinesText(lines: Line[], columns = 100): string {
-  return renderToString(<LinesView lines={lines} />, { columns }) + '\n';
+export function inkLinesText(lines: Line[]): string {
+  return renderToString(<LinesView lines={lines} />, { columns: COLUMNS }) + '\n';
 }

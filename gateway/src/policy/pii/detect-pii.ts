@@ -8,7 +8,6 @@ import { secretDetector } from './detectors/secret.js';
 import { ssnDetector } from './detectors/ssn.js';
 import type { PiiDetector, PiiMatch } from './pii-match.js';
 import { resolveOverlaps } from './resolve-overlaps.js';
-import { profileText } from './text-profile.js';
 
 const DETECTORS: readonly PiiDetector[] = [
   secretDetector,
@@ -26,10 +25,9 @@ const DETECTORS: readonly PiiDetector[] = [
  */
 export function detectPii(text: string, types: readonly PiiType[]): PiiMatch[] {
   if (typeof text !== 'string' || text.length < 4 || types.length === 0) return [];
-  const profile = profileText(text);
   const found: PiiMatch[] = [];
   for (const detector of DETECTORS) {
-    if (types.includes(detector.type) && detector.applies(profile)) detector.find(text, found);
+    if (types.includes(detector.type)) detector.find(text, found);
   }
   return found.length <= 1 ? found : resolveOverlaps(found);
 }

@@ -7,19 +7,11 @@ export interface PiiMatch {
   end: number;
 }
 
-/** Cheap facts about a text, computed in one pass, that let detectors skip texts they cannot match. */
-export interface TextProfile {
-  readonly digits: number;
-  readonly hasAt: boolean;
-  readonly hasColon: boolean;
-  readonly hasDot: boolean;
-  readonly hasDash: boolean;
-}
-
 export interface PiiDetector {
   readonly type: PiiType;
-  /** False when the text cannot hold a match, so the detector is not run at all. */
-  applies(profile: TextProfile): boolean;
-  /** Appends candidate matches (they may overlap; overlaps are resolved later). */
+  /**
+   * Appends candidate matches (they may overlap; overlaps are resolved later). Each detector first runs a cheap
+   * test that rejects most texts, so a prompt without PII costs a few regular-expression scans.
+   */
   find(text: string, out: PiiMatch[]): void;
 }

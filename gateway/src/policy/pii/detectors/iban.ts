@@ -15,6 +15,9 @@ const IBAN_LENGTHS: Readonly<Record<string, number>> = {
 // Country code, check digits, then the BBAN compact or in the printed groups of four.
 const CANDIDATE = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,4})?(?![A-Za-z0-9])/g;
 
+// A country code and check digits followed by at least eight more letters or digits.
+const MAYBE_IBAN = /[A-Za-z]{2}\d{2} ?[A-Za-z0-9]{4} ?[A-Za-z0-9]{4}/;
+
 export function isIban(compact: string): boolean {
   const iban = compact.toUpperCase();
   const length = IBAN_LENGTHS[iban.slice(0, 2)];
@@ -41,6 +44,7 @@ function findIbans(text: string, out: PiiMatch[]): void {
 
 export const ibanDetector: PiiDetector = {
   type: 'iban',
-  applies: (p) => p.digits >= 4,
-  find: findIbans,
+  find(text, out) {
+    if (MAYBE_IBAN.test(text)) findIbans(text, out);
+  },
 };

@@ -21,6 +21,10 @@ function findIpv4(text: string, out: PiiMatch[]): void {
   }
 }
 
+const MAYBE_IPV4 = /\d\.\d{1,3}\.\d/;
+// Two colons with at most four hex digits between them, as every IPv6 address has.
+const MAYBE_IPV6 = /:[0-9A-Fa-f]{0,4}:/;
+
 function isHex(c: number): boolean {
   return isAsciiDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
@@ -86,9 +90,8 @@ function findIpv6(text: string, out: PiiMatch[]): void {
 
 export const ipAddressDetector: PiiDetector = {
   type: 'ip_address',
-  applies: (p) => p.digits >= 1 && (p.hasDot || p.hasColon),
   find(text, out) {
-    if (text.includes('.')) findIpv4(text, out);
-    if (text.includes(':')) findIpv6(text, out);
+    if (MAYBE_IPV4.test(text)) findIpv4(text, out);
+    if (MAYBE_IPV6.test(text)) findIpv6(text, out);
   },
 };

@@ -25,6 +25,9 @@ const SCHEMES: readonly CardScheme[] = [
 /** Printed groupings: 4-4-4-4(-3) for most cards, 4-6-5 for Amex, 4-6-4 for Diners. */
 const GROUPINGS = new Set(['4,4,4,4', '4,4,4,4,3', '4,6,5', '4,6,4', '4,4,4,1', '4,4,4,2', '4,4,4,3', '4,4,4,4,1', '4,4,4,4,2']);
 
+// Thirteen digits with at most single spaces or dashes between them.
+const MAYBE_CARD = /\d(?:[ -]?\d){12}/;
+
 export function isCardNumber(digits: string): boolean {
   if (digits.length < 13 || digits.length > 19) return false;
   if (!SCHEMES.some((s) => s.prefix.test(digits) && s.lengths.includes(digits.length))) return false;
@@ -104,6 +107,7 @@ function checkRun(text: string, starts: number[], ends: number[], sep: number, o
 
 export const paymentCardDetector: PiiDetector = {
   type: 'credit_card',
-  applies: (p) => p.digits >= 13,
-  find: findCards,
+  find(text, out) {
+    if (MAYBE_CARD.test(text)) findCards(text, out);
+  },
 };

@@ -12,12 +12,6 @@ export interface DigitGroup {
   gapBefore: string;
 }
 
-export function digitValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 0xff10 && c <= 0xff19) return c - 0xff10;
-  return -1;
-}
-
 function isPlus(c: number): boolean {
   return c === 43 || c === 0xff0b;
 }
@@ -50,27 +44,17 @@ function isLinkGap(gap: string): boolean {
  * Splits a text into chains of digit groups joined by phone punctuation ("+1 (415) 555-2671" is one chain
  * of four groups). A `+` always starts a new chain. Calls `onChain` for each chain, left to right.
  */
+const DIGIT_RUN = /[0-9\uff10-\uff19]+/g;
+
 export function forEachDigitChain(text: string, onChain: (groups: DigitGroup[]) => void): void {
-  const n = text.length;
   let chain: DigitGroup[] = [];
-  let i = 0;
-  while (i < n) {
-    if (digitValue(text.charCodeAt(i)) < 0) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let fullWidth = false;
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c >= 48 && c <= 57) i++;
-      else if (c >= 0xff10 && c <= 0xff19) {
-        fullWidth = true;
-        i++;
-      } else break;
-    }
-    const raw = text.slice(start, i);
-    const digits = fullWidth ? raw.replace(/[\uff10-\uff19]/g, (d) => String.fromCharCode(d.charCodeAt(0) - 0xff10 + 48)) : raw;
+  DIGIT_RUN.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = DIGIT_RUN.exec(text)) !== null) {
+    const start = m.index;
+    const raw = m[0];
+    const i = start + raw.length;
+    const digits = /[\uff10-\uff19]/.test(raw) ? raw.replace(/[\uff10-\uff19]/g, (d) => String.fromCharCode(d.charCodeAt(0) - 0xff10 + 48)) : raw;
     let leadStart = start;
     let international = false;
     for (let k = 0; k < 2 && leadStart > 0; k++) {
@@ -80,7 +64,7 @@ export function forEachDigitChain(text: string, onChain: (groups: DigitGroup[]) 
       leadStart--;
     }
     const prev = chain.length > 0 ? chain[chain.length - 1] : undefined;
-    const gap = prev ? text.slice(prev.end, start) : '';
+    const gap = prev && start - prev.end <= 3 ? text.slice(prev.end, start) : '';
     if (prev && (international || !isLinkGap(gap))) {
       onChain(chain);
       chain = [];

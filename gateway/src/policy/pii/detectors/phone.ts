@@ -3,6 +3,9 @@ import type { PiiDetector, PiiMatch } from '../pii-match.js';
 import { isAsciiAlnum, isAsciiDigit, isLatinLetter, isWhitespace } from './chars.js';
 import { forEachDigitChain, type DigitGroup } from './phone-chains.js';
 
+// Seven digits, consecutive or joined by up to three characters of phone punctuation.
+const MAYBE_PHONE = /[0-9\uff10-\uff19](?:[ \u00a0\u202f\u2009\u3000().\/\uff08\uff09\u2010-\u2015\u2212\uff0d\u30fc-]{0,3}[0-9\uff10-\uff19]){6}/;
+
 /** Countries whose national format (trunk prefix 0) is recognised besides the default region, US. */
 const NATIONAL_REGIONS: readonly CountryCode[] = ['GB', 'DE', 'FR', 'IN', 'JP'];
 
@@ -139,8 +142,8 @@ function joinDigits(groups: readonly DigitGroup[], i: number, j: number): string
 
 export const phoneDetector: PiiDetector = {
   type: 'phone',
-  applies: (p) => p.digits >= 7,
   find(text, out) {
+    if (!MAYBE_PHONE.test(text)) return;
     forEachDigitChain(text, (groups) => {
       let total = 0;
       for (const g of groups) total += g.digits.length;

@@ -6,6 +6,8 @@ const DASHED = /(?<![\w-])(\d{3})-(\d{2})-(\d{4})(?![\w-]|[.,]\d)/dg;
 const LABELLED =
   /(?:\bssn|social security(?: number| no\.?| #)?|sozialversicherungsnummer|n[uú]mero de seguro social)\s{0,3}[:#]?\s{0,3}(\d{3}) ?(\d{2}) ?(\d{4})(?![\w-]|[.,]\d)/dgi;
 
+const MAYBE_DASHED = /\d{3}-\d{2}-\d{4}/;
+
 /** SSA rules: area 000, 666 and 900-999, group 00 and serial 0000 are never issued. */
 export function isSsn(area: string, group: string, serial: string): boolean {
   return area !== '000' && area !== '666' && area[0] !== '9' && group !== '00' && serial !== '0000';
@@ -24,9 +26,8 @@ function collect(re: RegExp, text: string, out: PiiMatch[]): void {
 
 export const ssnDetector: PiiDetector = {
   type: 'ssn',
-  applies: (p) => p.digits >= 9,
   find(text, out) {
-    if (text.includes('-')) collect(DASHED, text, out);
+    if (MAYBE_DASHED.test(text)) collect(DASHED, text, out);
     if (/ssn|social security|sozialversicherung|seguro social/i.test(text)) collect(LABELLED, text, out);
   },
 };

@@ -1,0 +1,95 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../../../gateway/src/test-support/gateway.js';
+import { buildWorkspace, PACKAGE_DIR, REPO_ROOT } from '../test-support/build.js';
+import { PROVIDER_ADDRESS } from '../schema/resource-specs.js';
+
+const hasTerraform = spawnSync('terraform', ['version'], { stdio: 'ignore' }).status === 0;
+
+/** The real terraform CLI with the plugin installed through dev_overrides (no registry, no init). */
+describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the plugin', () => {
+  let gw: TestGateway;
+  let work: string;
+  let env: NodeJS.ProcessEnv;
+  const stackFile = () => join(work, 'stack', 'cdk.tf.json');
+
+  function terraform(...args: string[]) {
+    const res = spawnSync('terraform', [...args, '-no-color'], { cwd: join(work, 'stack'), env, encoding: 'utf8', timeout: 120_000 });
+    return { status: res.status, out: `${res.stdout}${res.stderr}` };
+  }
+
+  const admin = async (path: string) =>
+    (await fetch(`${gw.adminUrl}${path}`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).json() as Promise<any>;
+
+  beforeAll(async () => {
+    buildWorkspace();
+    gw = await startTestGateway();
+    work = mkdtempSync(join(tmpdir(), 'agentgw-tf-'));
+    writeFileSync(
+      join(work, 'terraformrc'),
+      `provider_installation {\n  dev_overrides {\n    "${PROVIDER_ADDRESS}" = "${join(PACKAGE_DIR, 'bin')}"\n  }\n  direct {}\n}\n`,
+    );
+    env = {
+      ...process.env,
+      TF_CLI_CONFIG_FILE: join(work, 'terraformrc'),
+      CHECKPOINT_DISABLE: '1',
+      TF_IN_AUTOMATION: '1',
+      AGENTGW_ADMIN_URL: gw.adminUrl,
+      AGENTGW_ADMIN_KEY: gw.adminKey,
+    };
+    // The example stack, synthesized; its local backend block would need `terraform init`, which dev_overrides skip.
+    const { buildApp } = (await import(join(REPO_ROOT, 'examples', 'cdktf', 'main.ts'))) as typeof import('../../../examples/cdktf/main.js');
+    buildApp(join(work, 'out')).synth();
+    const stack = JSON.parse(readFileSync(join(work, 'out', 'stacks', 'support', 'cdk.tf.json'), 'utf8'));
+    delete stack.terraform.backend;
+    mkdirSync(join(work, 'stack'));
+    writeFileSync(stackFile(), JSON.stringify(stack, null, 2));
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('applies the example stack, then plans nothing', async () => {
+    const apply = terraform('apply', '-auto-approve', '-input=false');
+    expect(apply.out).toContain('Apply complete! Resources: 6 added, 0 changed, 0 destroyed.');
+    expect(apply.status).toBe(0);
+    expect((await admin('/policies')).data.map((p: { id: string }) => p.id).sort()).toEqual(['research-capped', 'support-standard']);
+    expect((await admin('/agents')).data).toHaveLength(3);
+
+    const key = terraform('output', '-raw', 'support_bot_key').out.trim();
+    expect(key).toMatch(/^agk_/);
+    expect((await fetch(`${gw.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+
+    const again = terraform('plan', '-detailed-exitcode', '-input=false');
+    expect(again.out).toContain('No changes.');
+    expect(again.status).toBe(0);
+  });
+
+  it('plans exactly a changed budget, and applies it in place', async () => {
+    writeFileSync(stackFile(), readFileSync(stackFile(), 'utf8').replace('"monthly_budget": 250', '"monthly_budget": 300'));
+    const plan = terraform('plan', '-detailed-exitcode', '-input=false');
+    expect(plan.status).toBe(2);
+    expect(plan.out).toContain('Plan: 0 to add, 1 to change, 0 to destroy.');
+    expect(plan.out).toMatch(/monthly_budget = 250 -> 300/);
+    expect(terraform('apply', '-auto-approve', '-input=false').status).toBe(0);
+    expect((await admin('/policies/support-standard')).monthly_budget).toBe(300);
+  });
+
+  it('imports an agent by tenant/name and finds no difference', () => {
+    expect(terraform('state', 'rm', 'agentgw_agent.support_triage').status).toBe(0);
+    const imported = terraform('import', '-input=false', 'agentgw_agent.support_triage', 'acme/support-triage');
+    expect(imported.out).toContain('Import successful!');
+    expect(terraform('plan', '-detailed-exitcode', '-input=false').status).toBe(0);
+  });
+
+  it('destroys everything it created', async () => {
+    const destroy = terraform('destroy', '-auto-approve', '-input=false');
+    expect(destroy.out).toContain('Destroy complete! Resources: 6 destroyed.');
+    expect((await admin('/tenants')).data).toEqual([]);
+  });
+});
