@@ -11,6 +11,7 @@ import { planCommand } from './commands/plan.js';
 import { policiesDelete, policiesGet, policiesList, policiesPut } from './commands/policies.js';
 import { serveCommand } from './commands/serve.js';
 import { tenantsCreate, tenantsDelete, tenantsGet, tenantsList } from './commands/tenants.js';
+import { tracesGet, tracesList, usageCommand } from './commands/traces.js';
 import { runAction } from './run-action.js';
 import type { ConnectionOptions } from './services/connection.js';
 import { VERSION } from './version.js';
@@ -117,6 +118,27 @@ policies
   .option('--json', 'print JSON')
   .action(act(policiesPut));
 policies.command('delete <id>').action(act(policiesDelete));
+
+const traces = program.command('traces').description('what agents did: traces of requests');
+traces
+  .command('list')
+  .option('--tenant <id>', 'only this tenant')
+  .option('--agent <id>', 'only this agent (agt_...)')
+  .option('--since <time>', 'RFC 3339 time, e.g. 2026-01-31T00:00:00Z')
+  .option('--limit <n>', 'how many (1-500, default 50)')
+  .option('--json', 'print JSON')
+  .action(act(tracesList));
+traces.command('get <trace-id>').option('--json', 'print JSON').action(act(tracesGet));
+
+program
+  .command('usage')
+  .description('requests, tokens and cost, grouped')
+  .addOption(new Option('--group-by <key>', 'group rows by').choices(['agent', 'tenant', 'model', 'day']).default('agent'))
+  .option('--from <time>', 'RFC 3339 start')
+  .option('--to <time>', 'RFC 3339 end')
+  .option('--tenant <id>', 'only this tenant')
+  .option('--json', 'print JSON')
+  .action(act(usageCommand));
 
 program.command('config').description('show the server configuration').option('--json', 'print JSON').action(act(configCommand));
 

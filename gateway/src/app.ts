@@ -31,7 +31,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: services.config.limits.admin_body_bytes,
     genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
     logController: new LogController({ disableRequestLogging: true }),
-    forceCloseConnections: true,
+    // On close, idle keep-alive sockets go at once; requests in flight (streams too) finish and are recorded.
+    forceCloseConnections: 'idle' as const,
     routerOptions: { ignoreTrailingSlash: true },
   };
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });

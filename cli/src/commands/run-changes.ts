@@ -19,6 +19,9 @@ export interface RunFlags {
   keysOut?: string;
 }
 
+/** `Apply` hands out new agents' keys; `Destroy` never creates any. */
+export type Verb = 'Apply' | 'Destroy';
+
 /** Fails before any work when a question would be needed but cannot be asked. */
 export function requireApproval(command: string, flags: RunFlags, mode: OutputMode): void {
   if (flags.autoApprove) return;
@@ -27,24 +30,25 @@ export function requireApproval(command: string, flags: RunFlags, mode: OutputMo
 }
 
 /** Shared by apply and destroy: show the plan, ask, carry it out, hand out keys, report. */
-export async function runChanges(client: AdminClient, changeSet: ChangeSet, flags: RunFlags, mode: OutputMode, verb: string): Promise<number> {
+export async function runChanges(client: AdminClient, changeSet: ChangeSet, flags: RunFlags, mode: OutputMode, verb: Verb): Promise<number> {
   if (mode !== 'json') await renderPlan(changeSet, mode);
   const empty: ApplyResult = { dry: false, done: [], failed: null, skipped: [], keys: {} };
-  if (changeSet.changes.length === 0) return finish(changeSet, empty, flags, mode);
+  if (changeSet.changes.length === 0) return finish(changeSet, empty, flags, mode, verb);
   if (!flags.autoApprove && !(await confirm(`${verb} these changes?`))) {
     await renderLines([textLine(`${verb} cancelled: nothing was changed.`, 'muted')], mode);
     return 1;
   }
   const result = await renderApply(applyChanges(client, changeSet, { dry: false }), changeSet, mode);
-  return finish(changeSet, result, flags, mode);
+  return finish(changeSet, result, flags, mode, verb);
 }
 
-async function finish(changeSet: ChangeSet, result: ApplyResult, flags: RunFlags, mode: OutputMode): Promise<number> {
+async function finish(changeSet: ChangeSet, result: ApplyResult, flags: RunFlags, mode: OutputMode, verb: Verb): Promise<number> {
   // keys of the agents that were created are handed out even when a later change failed
   if (flags.keysOut) await writeKeysFile(flags.keysOut, result.keys);
   const count = Object.keys(result.keys).length;
   if (mode === 'json') {
-    process.stdout.write(jsonText(applyJson(changeSet, result, flags.keysOut ? { keysFile: flags.keysOut } : { keys: result.keys })));
+    const keys = verb === 'Destroy' ? {} : flags.keysOut ? { keysFile: flags.keysOut } : { keys: result.keys };
+    process.stdout.write(jsonText(applyJson(changeSet, result, keys)));
   } else if (flags.keysOut) {
     if (count > 0) await renderLines([textLine(`Wrote ${count} new agent key${count === 1 ? '' : 's'} to ${flags.keysOut} (mode 0600).`)], mode);
   } else {

@@ -37,7 +37,7 @@ const CASES: Case[] = [
   { name: 'an array where an object is expected', method: 'POST', path: '/tenants', opts: { body: [{ id: 'acme', name: 'Acme' }] }, status: 400, code: 'validation_failed', param: null },
   { name: 'a bare string body', method: 'POST', path: '/agents', opts: { body: 'acme' }, status: 400, code: 'validation_failed', param: null },
   { name: 'a null body', method: 'PUT', path: '/policies/p1', opts: { raw: 'null' }, status: 400, code: 'validation_failed', param: null },
-  { name: 'a __proto__ key', method: 'POST', path: '/tenants', opts: { raw: '{"id":"acme","name":"Acme","__proto__":{"admin":true}}' }, status: 400, code: 'validation_failed', param: null },
+  { name: 'a __proto__ key', method: 'POST', path: '/tenants', opts: { raw: '{"id":"acme","name":"Acme","__proto__":{"admin":true}}' }, status: 400, code: 'invalid_json', param: null },
   { name: 'a 2 MB body', method: 'POST', path: '/tenants', opts: { body: { id: 'big', name: long(2 * 1024 * 1024) } }, status: 413, code: 'body_too_large', param: null },
 
   // Tenants
@@ -112,7 +112,8 @@ const CASES: Case[] = [
   { name: 'since is not a timestamp', method: 'GET', path: '/traces?since=yesterday', status: 400, code: 'validation_failed', param: 'since' },
   { name: 'group_by=week', method: 'GET', path: '/usage?group_by=week', status: 400, code: 'validation_failed', param: 'group_by' },
   { name: 'from is not a date', method: 'GET', path: '/usage?from=2026-13-45', status: 400, code: 'validation_failed', param: 'from' },
-  { name: 'trace id of 129 characters', method: 'GET', path: `/traces/${long(129)}`, status: 400, code: 'validation_failed', param: 'trace_id' },
+  { name: 'trace id with a control character', method: 'GET', path: '/traces/run%0A1', status: 400, code: 'validation_failed', param: 'trace_id' },
+  { name: 'trace id with a non-ASCII character', method: 'GET', path: '/traces/r%C3%A9sum%C3%A9', status: 400, code: 'validation_failed', param: 'trace_id' },
 ];
 
 describe.each(['sqlite', 'postgres'] as const)('bad input on %s', (storage) => {

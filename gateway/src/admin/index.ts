@@ -13,6 +13,8 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
   const s = opts.services;
   await app.register(async (secured) => {
     registerAdminAuth(secured, s);
+    // Admin bodies are JSON only: without this, Fastify's built-in text/plain parser lets a string body through.
+    secured.removeContentTypeParser('text/plain');
     secured.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     tenantRoutes(secured, s);
     agentRoutes(secured, s);

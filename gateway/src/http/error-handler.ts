@@ -19,6 +19,10 @@ export function toAgentgwError(err: unknown, log?: FastifyRequest['log']): Agent
       return new AgentgwError('invalid_header', 'Unsupported Content-Type: send the body as JSON with Content-Type: application/json.', {
         param: 'content-type',
       });
+    case 'FST_ERR_BAD_URL':
+      return new AgentgwError('validation_failed', 'The URL path is not valid percent-encoding: encode path segments with encodeURIComponent.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AgentgwError('validation_failed', 'A path segment of the URL is too long: check the id in the path.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AgentgwError('invalid_header', 'The Content-Length header does not match the body: fix the header.', { param: 'content-length' });
   }
@@ -27,7 +31,8 @@ export function toAgentgwError(err: unknown, log?: FastifyRequest['log']): Agent
   }
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     if (e.statusCode === 413) return new AgentgwError('body_too_large', 'The request body is too large: send a smaller body.');
-    return new AgentgwError('validation_failed', `The request is not valid: ${e.message}`);
+    const detail = String(e.message ?? '').trim() || 'it was refused';
+    return new AgentgwError('validation_failed', `The request is not valid: ${detail}${/[.!?]$/.test(detail) ? '' : '.'}`);
   }
   log?.error({ err }, 'unhandled error');
   return new AgentgwError('internal_error', 'Internal error in agentgw; the request was not completed. Try again; if it persists, report it.');
@@ -56,6 +61,14 @@ function validationError(context: string, issues: Issue[]): AgentgwError {
 export function sendError(reply: FastifyReply, err: AgentgwError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   return reply.code(err.status).type('application/json').send(err.toBody());
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors the router raises before any route or error handler runs
+ * (a malformed percent-encoding, a path segment over maxParamLength) get CONTRACT's body too.
+ */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  sendError(reply, toAgentgwError(err, req.log));
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 
 /** The one migration set, written in Kysely's portable builder so SQLite and PostgreSQL share it. */
 function buildMigrations(kind: StorageKind): Record<string, Migration> {
@@ -101,7 +101,10 @@ export type StorageKind = 'sqlite' | 'postgres';
 
 export async function migrate(db: Kysely<any>, kind: StorageKind): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => buildMigrations(kind) };
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  // Without a schema, Kysely takes migration tables of any schema in the database for its own (and then skips creating them).
+  const migrationTableSchema =
+    kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+  const { error, results } = await new Migrator({ db, provider, migrationTableSchema }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);

@@ -561,3 +561,22 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
     });
   });
 });
+
+describe('PostgreSQL schemas', () => {
+  test('stores in two schemas of one database migrate and stay apart', async () => {
+    const first = await openTestStore('postgres');
+    try {
+      await first.store.createTenant({ id: 'only-in-first', name: 'First', labels: {} });
+      const second = await openTestStore('postgres');
+      try {
+        expect(await second.store.getTenant('only-in-first')).toBeUndefined();
+        await second.store.createTenant({ id: 'only-in-second', name: 'Second', labels: {} });
+        expect(await first.store.getTenant('only-in-second')).toBeUndefined();
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first.close();
+    }
+  });
+});

@@ -29,11 +29,11 @@ export class GenAiSpans {
   private readonly provider: BasicTracerProvider;
   private readonly tracer: Tracer;
 
-  constructor(endpoint: string, version: string) {
-    const url = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${endpoint.replace(/\/$/, '')}/v1/traces`;
+  constructor(env: NodeJS.ProcessEnv, version: string) {
+    const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').replace(/\/$/, '')}/v1/traces`;
     this.provider = new BasicTracerProvider({
       idGenerator: this.ids,
-      resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? 'agentgw', 'service.version': version }),
+      resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? 'agentgw', 'service.version': version }),
       spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: 500 })],
     });
     this.tracer = this.provider.getTracer('agentgw', version);

@@ -14,8 +14,8 @@ export class Telemetry {
     private readonly log?: { warn: (obj: object, msg: string) => void },
   ) {
     // No endpoint, no exporter: spans cost nothing when OpenTelemetry is not configured.
-    const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
-    this.spans = endpoint ? new GenAiSpans(endpoint, version) : undefined;
+    const configured = env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+    this.spans = configured ? new GenAiSpans(env, version) : undefined;
   }
 
   requestFinished(r: UsageRecord, ctx: RequestContext): void {

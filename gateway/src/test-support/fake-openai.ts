@@ -17,6 +17,8 @@ export interface FakeOpenAIOptions {
   failWith?: number;
   /** Hold each stream chunk until this resolves (to prove pass-through). */
   gate?: () => Promise<void>;
+  /** Wait this long before answering each request. */
+  delayMs?: number;
 }
 
 export interface FakeOpenAI {
@@ -42,6 +44,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const body = raw ? JSON.parse(raw) : null;
     requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
     const o = state.options;
+    if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
     if (o.failWith) {
       res.writeHead(o.failWith, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `fake failure ${o.failWith}`, type: 'server_error', code: null, param: null } }));

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,9 +16,16 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
   let env: NodeJS.ProcessEnv;
   const stackFile = () => join(work, 'stack', 'cdk.tf.json');
 
-  function terraform(...args: string[]) {
-    const res = spawnSync('terraform', [...args, '-no-color'], { cwd: join(work, 'stack'), env, encoding: 'utf8', timeout: 120_000 });
-    return { status: res.status, out: `${res.stdout}${res.stderr}` };
+  /** Async on purpose: the gateway answers from this same process, so a blocking spawn would starve it. */
+  function terraform(...args: string[]): Promise<{ status: number | null; out: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('terraform', [...args, '-no-color'], { cwd: join(work, 'stack'), env });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('error', reject);
+      child.on('close', (status) => resolve({ status, out }));
+    });
   }
 
   const admin = async (path: string) =>
@@ -55,40 +62,40 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
   });
 
   it('applies the example stack, then plans nothing', async () => {
-    const apply = terraform('apply', '-auto-approve', '-input=false');
+    const apply = await terraform('apply', '-auto-approve', '-input=false');
     expect(apply.out).toContain('Apply complete! Resources: 6 added, 0 changed, 0 destroyed.');
     expect(apply.status).toBe(0);
     expect((await admin('/policies')).data.map((p: { id: string }) => p.id).sort()).toEqual(['research-capped', 'support-standard']);
     expect((await admin('/agents')).data).toHaveLength(3);
 
-    const key = terraform('output', '-raw', 'support_bot_key').out.trim();
+    const key = (await terraform('output', '-raw', 'support_bot_key')).out.trim();
     expect(key).toMatch(/^agk_/);
     expect((await fetch(`${gw.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
 
-    const again = terraform('plan', '-detailed-exitcode', '-input=false');
+    const again = await terraform('plan', '-detailed-exitcode', '-input=false');
     expect(again.out).toContain('No changes.');
     expect(again.status).toBe(0);
   });
 
   it('plans exactly a changed budget, and applies it in place', async () => {
     writeFileSync(stackFile(), readFileSync(stackFile(), 'utf8').replace('"monthly_budget": 250', '"monthly_budget": 300'));
-    const plan = terraform('plan', '-detailed-exitcode', '-input=false');
+    const plan = await terraform('plan', '-detailed-exitcode', '-input=false');
     expect(plan.status).toBe(2);
     expect(plan.out).toContain('Plan: 0 to add, 1 to change, 0 to destroy.');
     expect(plan.out).toMatch(/monthly_budget = 250 -> 300/);
-    expect(terraform('apply', '-auto-approve', '-input=false').status).toBe(0);
+    expect((await terraform('apply', '-auto-approve', '-input=false')).status).toBe(0);
     expect((await admin('/policies/support-standard')).monthly_budget).toBe(300);
   });
 
-  it('imports an agent by tenant/name and finds no difference', () => {
-    expect(terraform('state', 'rm', 'agentgw_agent.support_triage').status).toBe(0);
-    const imported = terraform('import', '-input=false', 'agentgw_agent.support_triage', 'acme/support-triage');
+  it('imports an agent by tenant/name and finds no difference', async () => {
+    expect((await terraform('state', 'rm', 'agentgw_agent.support_triage')).status).toBe(0);
+    const imported = await terraform('import', '-input=false', 'agentgw_agent.support_triage', 'acme/support-triage');
     expect(imported.out).toContain('Import successful!');
-    expect(terraform('plan', '-detailed-exitcode', '-input=false').status).toBe(0);
+    expect((await terraform('plan', '-detailed-exitcode', '-input=false')).status).toBe(0);
   });
 
   it('destroys everything it created', async () => {
-    const destroy = terraform('destroy', '-auto-approve', '-input=false');
+    const destroy = await terraform('destroy', '-auto-approve', '-input=false');
     expect(destroy.out).toContain('Destroy complete! Resources: 6 destroyed.');
     expect((await admin('/tenants')).data).toEqual([]);
   });

@@ -25,8 +25,27 @@ export function applyRedactions(text: string, matches: readonly PiiMatch[]): str
   return parts.join('');
 }
 
+const MAX_PASSES = 4;
+
+/**
+ * Redacts until the output holds nothing more: a match can hide its neighbour ("6789+44 20 …" reads as one glued
+ * number until the SSN is replaced). Returns the text and every match replaced, across passes.
+ */
+export function redactUntilClean(text: string, detect: (text: string) => PiiMatch[]): { text: string; matches: PiiMatch[] } {
+  const all: PiiMatch[] = [];
+  let current = text;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    const matches = detect(current);
+    if (matches.length === 0) break;
+    all.push(...matches);
+    current = applyRedactions(current, matches);
+  }
+  return { text: current, matches: all };
+}
+
 /** Replaces each match with `[REDACTED:<TYPE>]`; `types` lists the types replaced, in the contract's order. */
 export function redactPii(text: string, types: readonly PiiType[]): { text: string; types: PiiType[] } {
-  const matches = detectPii(text, types);
-  return { text: applyRedactions(text, matches), types: typesOf(matches) };
+  if (types.length === 0) return { text, types: [] };
+  const { text: redacted, matches } = redactUntilClean(text, (t) => detectPii(t, types));
+  return { text: redacted, types: typesOf(matches) };
 }

@@ -3,7 +3,7 @@ import { detectPii } from './detect-pii.js';
 import { detectPiiLabelled } from './detect-labelled.js';
 import { mapJsonStrings } from './json-text.js';
 import type { PiiMatch } from './pii-match.js';
-import { applyRedactions, typesOf } from './redact-pii.js';
+import { redactUntilClean, typesOf } from './redact-pii.js';
 import { visitRequestTexts } from './request-texts.js';
 
 type TextKind = 'text' | 'json';
@@ -16,16 +16,17 @@ function kindOf(path: string): TextKind {
 /** Detects in one text (JSON text decoded when it parses, raw otherwise), collecting matches; returns the text, redacted if asked. */
 function processText(text: string, kind: TextKind, types: readonly PiiType[], redact: boolean, found: PiiMatch[]): string {
   if (kind === 'json') {
-    const mapped = mapJsonStrings(text, (value, label) => {
-      const matches = detectPiiLabelled(value, label, types);
-      for (const m of matches) found.push(m);
-      return redact ? applyRedactions(value, matches) : value;
-    });
+    const mapped = mapJsonStrings(text, (value, label) => detectOrRedact(value, (t) => detectPiiLabelled(t, label, types), redact, found));
     if (mapped !== undefined) return mapped;
   }
-  const matches = detectPii(text, types);
-  for (const m of matches) found.push(m);
-  return redact ? applyRedactions(text, matches) : text;
+  return detectOrRedact(text, (t) => detectPii(t, types), redact, found);
+}
+
+/** Collects the matches of one string and returns it redacted if asked; scanning redacts too, so both report the same types. */
+function detectOrRedact(text: string, detect: (text: string) => PiiMatch[], redact: boolean, found: PiiMatch[]): string {
+  const result = redactUntilClean(text, detect);
+  for (const m of result.matches) found.push(m);
+  return redact ? result.text : text;
 }
 
 /** The PII types found anywhere in a chat completions or embeddings request body, in the contract's order. */

@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface RecordedRequest {
   method: string;
@@ -102,7 +103,7 @@ export function sseEventsOf(text: string): string[] {
 }
 
 export function fixtureReader(testFileUrl: string) {
-  const dir = join(dirname(new URL(testFileUrl).pathname), '__fixtures__');
+  const dir = join(dirname(fileURLToPath(testFileUrl)), '__fixtures__');
   return {
     text: (name: string) => readFileSync(join(dir, name), 'utf8'),
     json: (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8')),

@@ -144,7 +144,7 @@ export class BedrockAdapter implements ProviderAdapter {
     if (!this.configured) {
       throw new AgentgwError('upstream_bad_response', `Provider "${this.name}" has no AWS credentials; set access_key_id and secret_access_key (or api_key) in the gateway configuration.`);
     }
-    const signed = await this.signer.sign(this.client.hostname(), this.client.pathFor(path), payload, { ...this.extraHeaders, ...headers });
+    const signed = await this.signer.sign(this.client.host, this.client.pathFor(path), payload, { ...this.extraHeaders, ...headers });
     return this.client.send({ path, headers: signed, body: payload, signal });
   }
 }

@@ -253,7 +253,9 @@ describe('openai adapter', () => {
     });
 
     it('a non-JSON 2xx body is upstream_bad_response', async () => {
-      upstream.respond((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>gateway</html>'));
+      upstream.respond((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html>gateway</html>');
+      });
       await expect(adapter.chat(ctx('gpt-4o-mini'), hello)).rejects.toMatchObject({ code: 'upstream_bad_response' });
     });
 

@@ -26,6 +26,8 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 
 export class UpstreamClient {
   readonly baseUrl: string;
+  /** host[:port] of the upstream, as request signers need it. */
+  readonly host: string;
   private readonly origin: string;
   private readonly basePath: string;
   private readonly pool: Pool;
@@ -34,6 +36,7 @@ export class UpstreamClient {
     const url = new URL(baseUrl);
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.origin = url.origin;
+    this.host = url.host;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.pool = new Pool(this.origin, {
       connections: timeouts.max_connections ?? 128,
@@ -48,10 +51,6 @@ export class UpstreamClient {
   /** Full path on the origin, as signers need it. */
   pathFor(path: string): string {
     return this.basePath + path;
-  }
-
-  hostname(): string {
-    return new URL(this.origin).host;
   }
 
   /** Sends a POST; resolves with a 2xx response whose body is still unread, rejects with an AgentgwError otherwise. */

@@ -11,6 +11,8 @@ function isBase64Body(c: number): boolean {
 
 /** PEM private keys, from BEGIN to END; a key cut off before its END line is redacted to the end of its body. */
 export function findPemPrivateKeys(text: string, out: PiiMatch[]): void {
+  // END markers known to be absent: searching again for each BEGIN would make the scan quadratic.
+  const missingEnds = new Set<string>();
   let at = text.indexOf('-----BEGIN ');
   while (at !== -1) {
     BEGIN.lastIndex = at;
@@ -21,7 +23,8 @@ export function findPemPrivateKeys(text: string, out: PiiMatch[]): void {
     }
     const bodyStart = at + m[0].length;
     const endMarker = `-----END ${m[1]}PRIVATE KEY${m[2] ?? ''}-----`;
-    const endAt = text.indexOf(endMarker, bodyStart);
+    const endAt = missingEnds.has(endMarker) ? -1 : text.indexOf(endMarker, bodyStart);
+    if (endAt === -1) missingEnds.add(endMarker);
     let end: number;
     if (endAt !== -1) {
       end = endAt + endMarker.length;

@@ -84,8 +84,11 @@ function isPhoneCandidate(text: string, groups: readonly DigitGroup[], i: number
   if (i > 0 ? !isNumberBreak(first.gapBefore) : gluedBefore(text, start)) return false;
   const last = j === groups.length - 1;
   if (last ? gluedAfter(text, end) : !isNumberBreak(groups[j + 1].gapBefore)) return false;
-  const raw = text.slice(start, end);
   const nd = digits.length;
+  const lone = singleDigitGroups(groups, i, j);
+  // Cheap shape tests first: most digit runs in prose and code fail them.
+  if (first.international ? nd < 8 || nd > 16 : lone > 1 || nd > 17) return false;
+  const raw = text.slice(start, end);
   if (first.international) {
     // Country code and a trunk "(0)" may be single digits; more than one other lone digit is not a number format.
     const lone = singleDigitGroups(groups, i + 1, j) - (raw.includes('(0)') ? 1 : 0);

@@ -67,6 +67,8 @@ export function findSecretAssignments(text: string, out: PiiMatch[]): void {
     const span = readValue(text, m.index + m[0].length);
     if (!span) continue;
     if (isSecretValue(text.slice(span[0], span[1]))) out.push({ type: 'secret', start: span[0], end: span[1] });
+    // The next label is looked for after this value, so each character is read as a value at most once.
+    LABEL.lastIndex = Math.max(LABEL.lastIndex, span[1]);
   }
 }
 

@@ -1,0 +1,325 @@
+import { crc32 } from 'node:zlib';
+import { Hash } from '@smithy/hash-node';
+import { HttpRequest } from '@smithy/protocol-http';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentgwError } from '../../contract/errors.js';
+import {
+  abortAfterFrames,
+  collectFrames,
+  ctx,
+  FakeUpstream,
+  firstFrameBeforeUpstreamEnds,
+  fixtureReader,
+  jsonReply,
+  parseFrames,
+  streamReply,
+  type RecordedRequest,
+} from '../__fixtures__/fake-upstream.js';
+import { createProvider } from '../index.js';
+import { countTokens } from '../shared/count-tokens.js';
+import type { ChatStream, OpenAIChatRequest, ProviderAdapter } from '../spec.js';
+
+const fixtures = fixtureReader(import.meta.url);
+const MODEL = 'anthropic.claude-3-5-haiku-20241022-v1:0';
+const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE0TEST', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token-example-1234' };
+const EVENTSTREAM = 'application/vnd.amazon.eventstream';
+
+const weatherTool = {
+  type: 'function' as const,
+  function: { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'object', properties: { location: { type: 'string' } } } },
+};
+
+const hello: OpenAIChatRequest = {
+  model: 'bedrock/claude-haiku',
+  messages: [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: 'Say hello' },
+  ],
+};
+
+/** One AWS event-stream message with string headers, encoded by the spec: prelude, prelude CRC, headers, payload, message CRC. */
+function encodeMessage(headers: Record<string, string>, payload: Buffer): Buffer {
+  const encodedHeaders = Buffer.concat(
+    Object.entries(headers).map(([name, value]) => {
+      const n = Buffer.from(name);
+      const v = Buffer.from(value);
+      const h = Buffer.alloc(1 + n.length + 1 + 2 + v.length);
+      h.writeUInt8(n.length, 0);
+      n.copy(h, 1);
+      h.writeUInt8(7, 1 + n.length);
+      h.writeUInt16BE(v.length, 2 + n.length);
+      v.copy(h, 4 + n.length);
+      return h;
+    }),
+  );
+  const prelude = Buffer.alloc(12);
+  prelude.writeUInt32BE(12 + encodedHeaders.length + payload.length + 4, 0);
+  prelude.writeUInt32BE(encodedHeaders.length, 4);
+  prelude.writeUInt32BE(crc32(prelude.subarray(0, 8)), 8);
+  const body = Buffer.concat([prelude, encodedHeaders, payload]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body), 0);
+  return Buffer.concat([body, crc]);
+}
+
+function eventFrames(fixture: string): Buffer[] {
+  return (fixtures.json(fixture) as Array<{ event: string; payload: unknown }>).map(({ event, payload }) =>
+    encodeMessage({ ':event-type': event, ':content-type': 'application/json', ':message-type': 'event' }, Buffer.from(JSON.stringify(payload))),
+  );
+}
+
+/** Recomputes the SigV4 signature of what the fake upstream received and compares it with what was sent. */
+async function expectValidSignature(req: RecordedRequest): Promise<void> {
+  const auth = String(req.headers.authorization);
+  expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE0TEST\/\d{8}\/us-west-2\/bedrock\/aws4_request, SignedHeaders=[^,]+, Signature=[0-9a-f]{64}$/);
+  const signedHeaders = /SignedHeaders=([^,]+)/.exec(auth)![1].split(';');
+  const headers: Record<string, string> = {};
+  for (const name of signedHeaders) headers[name] = String(req.headers[name]);
+  const date = String(req.headers['x-amz-date']);
+  const signingDate = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`);
+  const signer = new SignatureV4({ credentials: CREDENTIALS, region: 'us-west-2', service: 'bedrock', sha256: Hash.bind(null, 'sha256') });
+  const expected = await signer.sign(
+    new HttpRequest({ method: req.method, protocol: 'https:', hostname: '127.0.0.1', path: req.url, headers, body: req.body.toString('utf8') }),
+    { signingDate },
+  );
+  expect(auth).toBe(expected.headers.authorization);
+}
+
+describe('bedrock adapter', () => {
+  let upstream: FakeUpstream;
+  let adapter: ProviderAdapter;
+
+  beforeAll(async () => {
+    upstream = await FakeUpstream.start();
+    adapter = createProvider('bedrock', {
+      type: 'bedrock',
+      base_url: upstream.url,
+      region: 'us-west-2',
+      access_key_id: CREDENTIALS.accessKeyId,
+      secret_access_key: CREDENTIALS.secretAccessKey,
+      session_token: CREDENTIALS.sessionToken,
+    });
+  });
+  afterAll(async () => {
+    await adapter.close();
+    await upstream.stop();
+  });
+  afterEach(() => {
+    upstream.requests.length = 0;
+  });
+
+  it('translates to Converse, signs with SigV4, and translates the answer back', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse.json'), { 'x-amzn-requestid': 'f6e2c1a4-5b3d-4c8e-9a7f-0d1e2f3a4b5c' }));
+    const result = await adapter.chat(ctx(MODEL), { ...hello, max_tokens: 256, temperature: 0.4, top_p: 0.8, stop: ['END'] });
+
+    const req = upstream.last;
+    expect(req.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse');
+    expect(req.headers['x-amz-security-token']).toBe(CREDENTIALS.sessionToken);
+    await expectValidSignature(req);
+    expect(req.json()).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'Say hello' }] }],
+      system: [{ text: 'You are terse.' }],
+      inferenceConfig: { maxTokens: 256, temperature: 0.4, topP: 0.8, stopSequences: ['END'] },
+    });
+
+    expect(result.body).toMatchObject({
+      id: 'chatcmpl-f6e2c1a4-5b3d-4c8e-9a7f-0d1e2f3a4b5c',
+      object: 'chat.completion',
+      model: MODEL,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 524, completion_tokens: 11, total_tokens: 535, prompt_tokens_details: { cached_tokens: 512 } },
+    });
+    expect(result.usage).toEqual({ prompt_tokens: 524, completion_tokens: 11, cached_prompt_tokens: 512, estimated: false });
+  });
+
+  it('translates tools, toolUse and toolResult, images and json_schema', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    const schema = { type: 'object', properties: { summary: { type: 'string' } } };
+    await adapter.chat(ctx(MODEL), {
+      model: 'bedrock/x',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image_url', image_url: { url: 'data:image/webp;base64,UklGRg==' } }] },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'tooluse_1', content: '18°C' },
+      ],
+      tools: [weatherTool],
+      tool_choice: 'required',
+      response_format: { type: 'json_schema', json_schema: { name: 'summary', schema } },
+    });
+    expect(upstream.last.json()).toEqual({
+      messages: [
+        { role: 'user', content: [{ text: 'Weather?' }, { image: { format: 'webp', source: { bytes: 'UklGRg==' } } }] },
+        { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { location: 'Paris' } } }] },
+        { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '18°C' }] } }] },
+      ],
+      toolConfig: {
+        tools: [{ toolSpec: { name: 'get_weather', description: 'Current weather of a city', inputSchema: { json: weatherTool.function.parameters } } }],
+        toolChoice: { any: {} },
+      },
+      outputConfig: { textFormat: { type: 'json_schema', structure: { jsonSchema: { schema: JSON.stringify(schema), name: 'summary' } } } },
+    });
+  });
+
+  it('rejects image URLs it cannot fetch, before calling Bedrock', async () => {
+    await expect(
+      adapter.chat(ctx(MODEL), { ...hello, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] }),
+    ).rejects.toMatchObject({ code: 'validation_failed', param: 'messages[0].content[0].image_url.url' });
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('returns toolUse blocks as tool_calls', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse-tool-use.json')));
+    const result = await adapter.chat(ctx(MODEL), { ...hello, tools: [weatherTool] });
+    expect(result.body.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: {
+        content: "I'll look up the weather.",
+        tool_calls: [{ id: 'tooluse_kZJMlvQmRJ6eAyJE5GIl7Q', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+      },
+    });
+    expect(result.usage).toEqual({ prompt_tokens: 415, completion_tokens: 62, estimated: false });
+  });
+
+  it('decodes ConverseStream event-stream frames into chunks, split at awkward boundaries', async () => {
+    const all = Buffer.concat(eventFrames('converse-stream.json'));
+    upstream.respond(streamReply([all.subarray(0, 5), all.subarray(5, 90), all.subarray(90, 91), all.subarray(91)], EVENTSTREAM));
+    const stream = await adapter.chatStream(ctx(MODEL, { includeUsage: true }), hello);
+    const chunks = parseFrames(await collectFrames(stream));
+
+    expect(upstream.last.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream');
+    expect(upstream.last.headers.accept).toBe(EVENTSTREAM);
+    await expectValidSignature(upstream.last);
+    expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason ?? null])).toEqual([
+      [{ role: 'assistant', content: '' }, null],
+      [{ content: 'Hello' }, null],
+      [{ content: ' there!' }, null],
+      [{}, 'stop'],
+      [undefined, null],
+    ]);
+    expect(chunks[4].usage).toEqual({ prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 });
+    expect(stream.usage()).toEqual({ prompt_tokens: 12, completion_tokens: 4, estimated: false });
+  });
+
+  it('streams toolUse as delta.tool_calls with incremental arguments', async () => {
+    upstream.respond(streamReply(eventFrames('converse-stream-tool-use.json'), EVENTSTREAM));
+    const stream = await adapter.chatStream(ctx(MODEL), { ...hello, tools: [weatherTool] });
+    const chunks = parseFrames(await collectFrames(stream));
+    const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    expect(calls[0]).toEqual({ index: 0, id: 'tooluse_OF0b3K3sQ4GXhfSYcTpg7g', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(calls.map((c: any) => c.function.arguments).join('')).toBe('{"location": "Paris"}');
+    expect(stream.finishReason()).toBe('tool_calls');
+    expect(stream.usage()).toEqual({ prompt_tokens: 415, completion_tokens: 62, estimated: false });
+  });
+
+  it('delivers the first chunk before the upstream finishes', async () => {
+    const frames = eventFrames('converse-stream.json');
+    const run = await firstFrameBeforeUpstreamEnds(upstream, Buffer.concat(frames.slice(0, 2)), frames.slice(2), () => adapter.chatStream(ctx(MODEL), hello), EVENTSTREAM);
+    expect(parseFrames([run.first])[0].choices[0].delta.role).toBe('assistant');
+    expect(run.upstreamEndedBeforeFirst).toBe(false);
+    expect(run.upstreamFinished).toBe(true);
+  });
+
+  it('aborting mid-stream closes the upstream request; usage is estimated from what was streamed', async () => {
+    const frames = eventFrames('converse-stream.json');
+    let stream!: ChatStream;
+    const run = await abortAfterFrames(upstream, Buffer.concat(frames.slice(0, 3)), 3, async (signal) => (stream = await adapter.chatStream(ctx(MODEL, { signal }), hello)), EVENTSTREAM);
+    expect(parseFrames(run.received).map((c) => c.choices[0].delta.content).join('')).toBe('Hello there!');
+    expect(run.endedAfterAbort).toBe(true);
+    expect(run.upstreamFinished).toBe(false);
+    expect(stream.usage()).toMatchObject({ completion_tokens: countTokens('Hello there!'), estimated: true });
+  });
+
+  it('an exception frame mid-stream fails the iteration as retryable', async () => {
+    const frames = eventFrames('converse-stream.json');
+    const exception = encodeMessage(
+      { ':exception-type': 'throttlingException', ':content-type': 'application/json', ':message-type': 'exception' },
+      Buffer.from('{"message":"Too many tokens, please wait before trying again."}'),
+    );
+    upstream.respond(streamReply([frames[0], frames[1], exception], EVENTSTREAM));
+    const stream = await adapter.chatStream(ctx(MODEL), hello);
+    const err = (await collectFrames(stream).catch((e: unknown) => e)) as AgentgwError;
+    expect(err).toBeInstanceOf(AgentgwError);
+    expect(err.code).toBe('upstream_unavailable');
+    expect(err.message).toContain('throttlingException');
+  });
+
+  it('a frame with a bad checksum is upstream_bad_response', async () => {
+    const frames = eventFrames('converse-stream.json');
+    const broken = Buffer.from(frames[1]);
+    broken[broken.length - 10] ^= 0xff;
+    upstream.respond(streamReply([frames[0], broken], EVENTSTREAM));
+    const stream = await adapter.chatStream(ctx(MODEL), hello);
+    await expect(collectFrames(stream)).rejects.toMatchObject({ code: 'upstream_bad_response' });
+  });
+
+  it('embeds with Titan, one signed InvokeModel call per text, with reported token counts', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('titan-embedding.json')));
+    const result = await adapter.embeddings(ctx('amazon.titan-embed-text-v2:0'), { model: 'bedrock/titan', input: ['a', 'b'], dimensions: 256 });
+    expect(upstream.requests.map((r) => r.url)).toEqual(['/model/amazon.titan-embed-text-v2%3A0/invoke', '/model/amazon.titan-embed-text-v2%3A0/invoke']);
+    expect(upstream.requests.map((r) => r.json())).toEqual([{ inputText: 'a', dimensions: 256 }, { inputText: 'b', dimensions: 256 }]);
+    await expectValidSignature(upstream.requests[0]);
+    expect(result.body.data.map((d) => d.index)).toEqual([0, 1]);
+    expect(result.body.data[0].embedding).toEqual([0.0125, -0.0413, 0.0071, 0.0339]);
+    expect(result.usage).toEqual({ prompt_tokens: 6, completion_tokens: 0, estimated: false });
+  });
+
+  it('embeds with Cohere in one call', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('cohere-embedding.json')));
+    const result = await adapter.embeddings(ctx('cohere.embed-english-v3'), { model: 'bedrock/cohere', input: ['a', 'b'] });
+    expect(upstream.last.json()).toEqual({ texts: ['a', 'b'], input_type: 'search_document' });
+    expect(result.body.data[1].embedding).toEqual([0.055, -0.066, 0.077, -0.088]);
+    expect(result.usage.estimated).toBe(true);
+  });
+
+  it('refuses embeddings with a chat model', async () => {
+    await expect(adapter.embeddings(ctx(MODEL), { model: 'bedrock/x', input: 'a' })).rejects.toMatchObject({ code: 'unknown_model' });
+  });
+
+  it.each([
+    [429, 'ThrottlingException', 'error-429.json', 'upstream_unavailable', true, 'Too many requests'],
+    [500, 'InternalServerException', 'error-500.json', 'upstream_unavailable', true, 'unexpected error'],
+    [400, 'ValidationException', 'error-400.json', 'validation_failed', false, 'temperature: range'],
+    [400, 'ValidationException', 'error-400-model.json', 'unknown_model', false, 'model identifier is invalid'],
+    [403, 'UnrecognizedClientException', 'error-403.json', 'upstream_bad_response', false, "rejected the gateway's credentials"],
+  ])('maps HTTP %i %s (%s) to %s', async (status, type, fixture, code, retryable, sentence) => {
+    upstream.respond(jsonReply(status, fixtures.text(fixture), { 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` }));
+    const err = (await adapter.chat(ctx(MODEL), hello).catch((e: unknown) => e)) as AgentgwError;
+    expect(err).toBeInstanceOf(AgentgwError);
+    expect(err.code).toBe(code);
+    expect(err.isRetryable).toBe(retryable);
+    expect(err.message).toContain('"bedrock"');
+    expect(err.message).toContain(String(status));
+    expect(err.message).toContain(sentence);
+    expect(err.message).not.toContain(CREDENTIALS.secretAccessKey);
+  });
+});
+
+describe('bedrock adapter with an API key', () => {
+  it('sends the key as a bearer token instead of signing', async () => {
+    const upstream = await FakeUpstream.start();
+    const adapter = createProvider('bedrock', { type: 'bedrock', base_url: upstream.url, region: 'us-east-1', api_key: 'ABSKbedrock-api-key-example' });
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    await adapter.chat(ctx(MODEL), hello);
+    expect(upstream.last.headers.authorization).toBe('Bearer ABSKbedrock-api-key-example');
+    expect(upstream.last.headers['x-amz-date']).toBeUndefined();
+    await adapter.close();
+    await upstream.stop();
+  });
+
+  it('without any credentials it is not configured', async () => {
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    delete process.env.AWS_ACCESS_KEY_ID;
+    delete process.env.AWS_SECRET_ACCESS_KEY;
+    try {
+      const adapter = createProvider('bedrock', { type: 'bedrock', region: 'eu-west-1' });
+      expect(adapter.configured).toBe(false);
+      expect(adapter.baseUrl).toBe('https://bedrock-runtime.eu-west-1.amazonaws.com');
+      await expect(adapter.chat(ctx(MODEL), hello)).rejects.toMatchObject({ code: 'upstream_bad_response' });
+      await adapter.close();
+    } finally {
+      if (saved.id !== undefined) process.env.AWS_ACCESS_KEY_ID = saved.id;
+      if (saved.secret !== undefined) process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+    }
+  });
+});
