@@ -69,6 +69,7 @@ function findEmails(text: string, out: PiiMatch[]): void {
       !domainTooLong &&
       validLocal(local) &&
       validDomain(domain) &&
+      // An underscore after the domain means an identifier goes on.
       !(end < text.length && after === 95) &&
       // `git@github.com:org/repo.git` is an SSH target, not a mailbox.
       !scpTarget &&

@@ -91,18 +91,18 @@ function isPhoneCandidate(text: string, groups: readonly DigitGroup[], i: number
   const raw = text.slice(start, end);
   if (first.international) {
     // Country code and a trunk "(0)" may be single digits; more than one other lone digit is not a number format.
-    const lone = singleDigitGroups(groups, i + 1, j) - (raw.includes('(0)') ? 1 : 0);
-    return nd >= 8 && nd <= 16 && lone <= 1 && isValidIn(raw);
+    const otherLone = singleDigitGroups(groups, i + 1, j) - (raw.includes('(0)') ? 1 : 0);
+    return otherLone <= 1 && isValidIn(raw);
   }
   if (isDateLike(groups, i, j)) return false;
   if (ID_LABEL.test(text.slice(Math.max(0, start - 40), start))) return false;
   if (digits.startsWith('00')) {
     // International call prefix 00 (most of Europe and India).
-    return nd >= 10 && nd <= 17 && singleDigitGroups(groups, i + 1, j) <= 1 && isValidIn(raw, 'DE');
+    return nd >= 10 && isValidIn(raw, 'DE');
   }
   const shape = groups.slice(i, j + 1).map((g) => g.digits.length).join(',');
   if (digits.startsWith('0')) {
-    return nd >= 9 && nd <= 13 && singleDigitGroups(groups, i, j) === 0 && NATIONAL_REGIONS.some((r) => isValidIn(raw, r));
+    return nd >= 9 && nd <= 13 && lone === 0 && NATIONAL_REGIONS.some((r) => isValidIn(raw, r));
   }
   if (US_SHAPES.has(shape) && (nd === 10 || digits.startsWith('1'))) return isValidIn(raw, 'US');
   // Indian mobiles are written without the trunk prefix as 98765 43210.
