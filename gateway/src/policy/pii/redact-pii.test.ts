@@ -40,6 +40,15 @@ describe('redactPii', () => {
     }
   });
 
+  it('redacts a neighbour that the first match hid', () => {
+    expect(redactPii('123-45-6789+44 20 7946 0958', PII_TYPES)).toEqual({ text: '[REDACTED:SSN]+[REDACTED:PHONE]', types: ['phone', 'ssn'] });
+  });
+
+  it('never reads its own marker as a credential', () => {
+    const { text } = redactPii('https://-----BEGIN RSA PRIVATE KEY-----john@example.com', PII_TYPES);
+    expect(detectPii(text, PII_TYPES)).toEqual([]);
+  });
+
   it('redacts a whole PEM key, headers included', () => {
     const pem = ['-----BEGIN OPENSSH PRIVATE', ' KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE', ' KEY-----'].join('');
     expect(redactPii(`key:\n${pem}\nthanks`, ['secret']).text).toBe('key:\n[REDACTED:SECRET]\nthanks');

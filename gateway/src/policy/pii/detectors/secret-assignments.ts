@@ -88,7 +88,9 @@ export function findUrlCredentials(text: string, out: PiiMatch[]): void {
       const userInfo = text.slice(start, end);
       const colon = userInfo.indexOf(':');
       const password = colon === -1 ? '' : userInfo.slice(colon + 1);
-      if (colon > 0 && password.length > 0 && !PLACEHOLDER.test(password) && !/^[:*]+$/.test(password)) {
+      // A redaction marker has a colon too; it is never user:password.
+      const marker = userInfo.includes('[REDACTED:');
+      if (colon > 0 && password.length > 0 && !marker && !PLACEHOLDER.test(password) && !/^[:*]+$/.test(password)) {
         out.push({ type: 'secret', start, end });
       }
     }

@@ -1,0 +1,98 @@
+// The three measurements: throughput under load (autocannon), added latency with one request in flight, time to first streamed byte.
+import autocannon from 'autocannon';
+import { Client } from 'undici';
+import { chatBody, headersFor } from './workload.mjs';
+
+const PATH = '/v1/chat/completions';
+
+/** Requests/s and latency percentiles of `connections` concurrent keep-alive connections for `seconds`. */
+export async function load({ url, apiKey, stream, connections, seconds }) {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    pipelining: 1,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        path: PATH,
+        setupRequest: (req) => {
+          const { n, json } = chatBody({ stream });
+          return { ...req, headers: headersFor(apiKey, n), body: json };
+        },
+      },
+    ],
+  });
+  return {
+    requestsPerSec: result.requests.total / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    meanMs: result.latency.mean,
+    total: result.requests.total,
+    failures: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+/** Nearest-rank percentile of a sorted array. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+function summary(samplesNs) {
+  const ms = samplesNs.map((ns) => Number(ns) / 1e6).sort((a, b) => a - b);
+  return { p50Ms: percentile(ms, 50), p99Ms: percentile(ms, 99), samples: ms.length };
+}
+
+class RequestFailed extends Error {}
+
+/** One request on a dedicated keep-alive connection; returns the time to the first body byte and to the end, in ns. */
+async function timedRequest(client, { apiKey, path = PATH }, { stream, model }) {
+  const { n, json } = chatBody({ stream, model });
+  const t0 = process.hrtime.bigint();
+  const res = await client.request({ method: 'POST', path, headers: headersFor(apiKey, n), body: json });
+  let first = 0n;
+  let text = '';
+  for await (const chunk of res.body) {
+    if (first === 0n) first = process.hrtime.bigint();
+    text += chunk;
+  }
+  const end = process.hrtime.bigint();
+  if (res.statusCode !== 200) throw new RequestFailed(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`);
+  if (stream && !text.includes('data: [DONE]')) throw new RequestFailed(`stream ended without [DONE]: ${text.slice(0, 300)}`);
+  return { firstByteNs: first - t0, totalNs: end - t0 };
+}
+
+/**
+ * Sequential requests, one in flight at a time, interleaved across targets round by round
+ * so that drift (CPU frequency, GC in this process) weighs on every target alike.
+ */
+async function interleaved(targets, { warmup, samples, stream, model, pick }) {
+  const clients = targets.map((t) => new Client(t.url, { pipelining: 1, keepAliveTimeout: 60_000 }));
+  const times = targets.map(() => []);
+  try {
+    for (let i = 0; i < warmup + samples; i++) {
+      for (let k = 0; k < targets.length; k++) {
+        const t = await timedRequest(clients[k], targets[k], { stream, model });
+        if (i >= warmup) times[k].push(pick(t));
+      }
+    }
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+  return Object.fromEntries(targets.map((t, k) => [t.name, summary(times[k])]));
+}
+
+/** Whole-response latency of non-streamed requests with one in flight. */
+export function sequentialLatency(targets, { warmup, samples }) {
+  return interleaved(targets, { warmup, samples, stream: false, pick: (t) => t.totalNs });
+}
+
+/**
+ * Time to the first body byte of streamed requests whose upstream holds back everything after its first chunk
+ * (targets give the mock's slow path, or the gateway the slow provider's model).
+ */
+export function timeToFirstByte(targets, { warmup, samples, model }) {
+  return interleaved(targets, { warmup, samples, stream: true, model, pick: (t) => t.firstByteNs });
+}

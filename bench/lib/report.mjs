@@ -1,0 +1,112 @@
+// The final table and the pass/fail lines; targets are reported, never enforced through the exit code.
+
+export const TARGETS = {
+  throughputShareOfProxy: 0.85,
+  addedLatencyP50Ms: 0.15,
+  addedTtfbP50Ms: 0.5,
+  peakMemoryMb: 120,
+};
+
+const LABELS = { direct: 'direct to mock', proxy: 'bare proxy', gateway: 'gateway' };
+
+const num = (v, digits) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+
+/** Target lines from the measured results: {name, value, unit, target, pass}. */
+export function evaluate(results) {
+  const out = [];
+  for (const mode of ['nonStreaming', 'streaming']) {
+    const share = results.ratios?.[mode]?.gatewayOverProxy;
+    if (share === undefined) continue;
+    out.push({
+      name: `gateway req/s >= ${TARGETS.throughputShareOfProxy * 100}% of bare proxy (${mode === 'streaming' ? 'streaming' : 'non-streaming'})`,
+      value: `${num(share * 100, 1)}%`,
+      pass: share >= TARGETS.throughputShareOfProxy,
+    });
+  }
+  if (results.latency) {
+    out.push({
+      name: `added latency, 1 in flight, p50 <= ${TARGETS.addedLatencyP50Ms} ms`,
+      value: `${num(results.latency.addedP50Ms, 3)} ms`,
+      pass: results.latency.addedP50Ms <= TARGETS.addedLatencyP50Ms,
+    });
+  }
+  if (results.ttfb) {
+    out.push({
+      name: `added time to first streamed byte, p50 <= ${TARGETS.addedTtfbP50Ms} ms`,
+      value: `${num(results.ttfb.addedP50Ms, 3)} ms`,
+      pass: results.ttfb.addedP50Ms <= TARGETS.addedTtfbP50Ms,
+    });
+  }
+  if (results.memory) {
+    out.push({
+      name: `gateway peak memory <= ${TARGETS.peakMemoryMb} MB`,
+      value: `${num(results.memory.peakMb, 1)} MB`,
+      pass: results.memory.peakMb <= TARGETS.peakMemoryMb,
+    });
+  }
+  return out;
+}
+
+export function renderTable(results) {
+  const lines = [];
+  const c = results.config;
+  lines.push('');
+  lines.push(`agentgw overhead benchmark: ${c.cpus} CPUs (${c.cpuModel}), Node ${c.node}`);
+  lines.push('Load generator, mock upstream and the system under test share these CPUs: compare the ratios, not the absolute numbers.');
+  if (results.load) {
+    lines.push('');
+    lines.push(`Throughput: ${c.connections} connections, ${c.seconds} s per run after a ${c.warmupSeconds} s warm-up`);
+    lines.push(`  ${pad('', 15)}${pad('target', 16)}${lpad('req/s', 10)}${lpad('p50 ms', 9)}${lpad('p99 ms', 9)}`);
+    for (const [mode, title] of [['nonStreaming', 'non-streaming'], ['streaming', 'streaming']]) {
+      const runs = results.load[mode];
+      if (!runs) continue;
+      let first = true;
+      for (const name of ['direct', 'proxy', 'gateway']) {
+        const r = runs[name];
+        if (!r) continue;
+        lines.push(`  ${pad(first ? title : '', 15)}${pad(LABELS[name], 16)}${lpad(num(r.requestsPerSec, 0), 10)}${lpad(num(r.p50Ms, 2), 9)}${lpad(num(r.p99Ms, 2), 9)}`);
+        first = false;
+      }
+    }
+    lines.push('');
+    lines.push(`  ${pad('ratio of req/s', 31)}${lpad('non-streaming', 15)}${lpad('streaming', 11)}`);
+    const ratio = (mode, key) => `${num((results.ratios[mode]?.[key] ?? NaN) * 100, 1)}%`;
+    lines.push(`  ${pad('gateway / bare proxy', 31)}${lpad(ratio('nonStreaming', 'gatewayOverProxy'), 15)}${lpad(ratio('streaming', 'gatewayOverProxy'), 11)}`);
+    lines.push(`  ${pad('gateway / direct', 31)}${lpad(ratio('nonStreaming', 'gatewayOverDirect'), 15)}${lpad(ratio('streaming', 'gatewayOverDirect'), 11)}`);
+    lines.push(`  ${pad('bare proxy / direct', 31)}${lpad(ratio('nonStreaming', 'proxyOverDirect'), 15)}${lpad(ratio('streaming', 'proxyOverDirect'), 11)}`);
+  }
+  const sequential = (title, block, addedLabel) => {
+    lines.push('');
+    lines.push(title);
+    lines.push(`  ${pad('target', 31)}${lpad('p50 ms', 10)}${lpad('p99 ms', 10)}`);
+    for (const name of ['direct', 'proxy', 'gateway']) {
+      const r = block.byTarget[name];
+      lines.push(`  ${pad(LABELS[name], 31)}${lpad(num(r.p50Ms, 3), 10)}${lpad(num(r.p99Ms, 3), 10)}`);
+    }
+    lines.push(`  ${pad(addedLabel, 31)}${lpad(num(block.addedP50Ms, 3), 10)}${lpad(num(block.addedP99Ms, 3), 10)}`);
+  };
+  if (results.latency) {
+    sequential(`Latency with one request in flight (non-streaming, ${c.sequentialSamples} requests per target, interleaved)`, results.latency, 'gateway minus bare proxy');
+  }
+  if (results.ttfb) {
+    sequential(
+      `Time to first streamed byte (${c.ttfbSamples} requests per target; upstream sends the rest ${c.slowChunkMs} ms later)`,
+      results.ttfb,
+      'gateway minus bare proxy',
+    );
+  }
+  if (results.memory) {
+    lines.push('');
+    lines.push(`Gateway memory: peak RSS ${num(results.memory.peakMb, 1)} MB (VmHWM ${num(results.memory.hwmMb, 1)} MB, polled peak ${num(results.memory.polledPeakMb, 1)} MB)`);
+  }
+  if (results.recordedRequests !== undefined) {
+    lines.push(`Requests the gateway recorded in its usage table: ${results.recordedRequests ?? 'n/a'}`);
+  }
+  lines.push('');
+  lines.push('Targets');
+  for (const t of results.targets) lines.push(`  [${t.pass ? 'PASS' : 'FAIL'}] ${pad(t.name, 58)} ${t.value}`);
+  lines.push('');
+  return lines.join('\n');
+}

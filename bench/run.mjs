@@ -1,0 +1,154 @@
+// agentgw overhead benchmark: the same load direct to a mock upstream, through a bare Node proxy, and through the gateway
+// with every policy check on. Run with `npm run bench` (builds first). Settings come from BENCH_* variables (see README.md).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { forkServer, killChildren, memoryOf, sampleMemory, spawnGateway } from './lib/children.mjs';
+import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
+import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
+import { evaluate, renderTable } from './lib/report.mjs';
+import { SLOW_MODEL } from './lib/workload.mjs';
+
+const env = (name, fallback) => {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, not "${v}"`);
+  return n;
+};
+
+const config = {
+  seconds: env('BENCH_SECONDS', 10),
+  warmupSeconds: env('BENCH_WARMUP_SECONDS', 2),
+  connections: env('BENCH_CONNECTIONS', 50),
+  sequentialSamples: env('BENCH_SEQUENTIAL', 2000),
+  sequentialWarmup: env('BENCH_SEQUENTIAL_WARMUP', 300),
+  ttfbSamples: env('BENCH_TTFB_SAMPLES', 300),
+  slowChunkMs: env('BENCH_SLOW_CHUNK_MS', 10),
+  phases: (process.env.BENCH_PHASES ?? 'load,latency,ttfb').split(',').map((s) => s.trim()),
+  gatewayNodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model?.trim() ?? 'unknown',
+  node: process.version,
+};
+const RESULTS_FILE = fileURLToPath(new URL('./results.json', import.meta.url));
+const ADMIN_KEY = `bench-admin-${process.pid}-${Date.now()}`;
+
+const workDir = mkdtempSync(join(tmpdir(), 'agentgw-bench-'));
+function cleanUp() {
+  killChildren();
+  rmSync(workDir, { recursive: true, force: true });
+}
+process.on('exit', cleanUp);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping the child processes\n`);
+    cleanUp();
+    process.exit(130);
+  });
+}
+
+const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
+
+async function startAll() {
+  const mock = await forkServer('mock-upstream.mjs', { BENCH_SLOW_CHUNK_MS: String(config.slowChunkMs) });
+  const proxy = await forkServer('bare-proxy.mjs', { BENCH_UPSTREAM: mock.url });
+  const configPath = join(workDir, 'agentgw.yaml');
+  // JSON is YAML: no serializer needed.
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      storage: { kind: 'sqlite', path: join(workDir, 'agentgw.db') },
+      providers: {
+        openai: { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
+        'openai-slow': { type: 'openai', base_url: `${mock.url}/slow/v1`, api_key: 'sk-bench' },
+      },
+      log_level: 'warn',
+    }),
+  );
+  const gateway = await spawnGateway({ configPath, adminKey: ADMIN_KEY, nodeArgs: config.gatewayNodeArgs });
+  return { mock, proxy, gateway };
+}
+
+/** Load on each target in turn, after a warm-up run whose numbers are thrown away. */
+async function loadPhase(targets, stream) {
+  const out = {};
+  for (const t of targets) {
+    log(`load ${stream ? 'streaming' : 'non-streaming'} -> ${t.name}`);
+    const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections };
+    if (config.warmupSeconds > 0) await load({ ...base, seconds: config.warmupSeconds });
+    const r = await load({ ...base, seconds: config.seconds });
+    if (r.total === 0 || r.failures > 0) throw new Error(`${t.name} (${stream ? 'streaming' : 'non-streaming'}): ${r.failures} failed of ${r.total} requests`);
+    out[t.name] = r;
+  }
+  return out;
+}
+
+function added(byTarget) {
+  return {
+    byTarget,
+    addedP50Ms: byTarget.gateway.p50Ms - byTarget.proxy.p50Ms,
+    addedP99Ms: byTarget.gateway.p99Ms - byTarget.proxy.p99Ms,
+  };
+}
+
+async function main() {
+  log(`starting mock upstream, bare proxy and gateway (${config.cpus} CPUs)`);
+  const { mock, proxy, gateway } = await startAll();
+  const memory = sampleMemory(gateway.child.pid);
+  const apiKey = await provisionAgent(gateway.url, ADMIN_KEY);
+  await proveChecksAreOn(gateway.url, apiKey);
+  log('policy checks verified live: allowed_models, pii, retry_block, max_cost_per_request (rpm, tpm, budgets, trace cap set high)');
+
+  const targets = [
+    { name: 'direct', url: mock.url, apiKey: 'sk-bench' },
+    { name: 'proxy', url: proxy.url, apiKey: 'sk-bench' },
+    { name: 'gateway', url: gateway.url, apiKey },
+  ];
+  const results = { config, policy: POLICY };
+
+  if (config.phases.includes('load')) {
+    results.load = { nonStreaming: await loadPhase(targets, false), streaming: await loadPhase(targets, true) };
+    results.ratios = {};
+    for (const [mode, runs] of Object.entries(results.load)) {
+      results.ratios[mode] = {
+        gatewayOverProxy: runs.gateway.requestsPerSec / runs.proxy.requestsPerSec,
+        gatewayOverDirect: runs.gateway.requestsPerSec / runs.direct.requestsPerSec,
+        proxyOverDirect: runs.proxy.requestsPerSec / runs.direct.requestsPerSec,
+      };
+    }
+  }
+  if (config.phases.includes('latency')) {
+    log(`latency, one request in flight: ${config.sequentialSamples} per target`);
+    results.latency = added(await sequentialLatency(targets, { warmup: config.sequentialWarmup, samples: config.sequentialSamples }));
+  }
+  if (config.phases.includes('ttfb')) {
+    log(`time to first streamed byte: ${config.ttfbSamples} per target`);
+    const slowTargets = targets.map((t) => (t.name === 'gateway' ? t : { ...t, path: '/slow/v1/chat/completions' }));
+    results.ttfb = added(await timeToFirstByte(slowTargets, { warmup: 30, samples: config.ttfbSamples, model: SLOW_MODEL }));
+  }
+
+  // Usage rows are written in batches: give the writer a moment before counting them.
+  await new Promise((r) => setTimeout(r, 1500));
+  results.recordedRequests = await recordedRequests(gateway.url, ADMIN_KEY).catch(() => null);
+  const polled = memory.stop();
+  const final = memoryOf(gateway.child.pid);
+  const hwmMb = Math.max(polled.hwmMb, (final?.hwmKb ?? 0) / 1024);
+  results.memory = { peakMb: Math.max(hwmMb, polled.peakRssMb), hwmMb, polledPeakMb: polled.peakRssMb };
+  results.targets = evaluate(results);
+
+  const stopped = await gateway.stop();
+  if (stopped !== 0) log(`gateway stopped with ${stopped}:\n${gateway.stderr()}`);
+  writeFileSync(RESULTS_FILE, `${JSON.stringify({ ...results, finishedAt: new Date().toISOString() }, null, 2)}\n`);
+  process.stdout.write(renderTable(results));
+  process.stdout.write(`Results written to ${RESULTS_FILE}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench: failed: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  },
+);
