@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { adminPlugin } from './admin/index.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { dataPlanePlugin } from './gateway/plugin.js';
 import type { Runtime } from './runtime.js';
 
@@ -33,7 +33,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     // On close, idle keep-alive sockets go at once; requests in flight (streams too) finish and are recorded.
     forceCloseConnections: 'idle' as const,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Trace ids may be 128 characters, more once URL-encoded.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    frameworkErrors,
   };
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
   app.setValidatorCompiler(validatorCompiler);

@@ -156,6 +156,10 @@ export class AdminClient {
     return asPage(await this.get<Page<AdminKey> | AdminKey[]>('/admin-keys', { ...q }));
   }
 
+  listAllAdminKeys(): Promise<AdminKey[]> {
+    return this.all((cursor) => this.listAdminKeys({ limit: MAX_PAGE, cursor }));
+  }
+
   async deleteAdminKey(id: string): Promise<void> {
     await this.http.send('DELETE', `/admin-keys/${seg(id)}`);
   }
@@ -164,6 +168,10 @@ export class AdminClient {
 
   async listTraces(q: TracesQuery = {}): Promise<Page<TraceSummary>> {
     return asPage(await this.get<Page<TraceSummary> | TraceSummary[]>('/traces', { ...q }));
+  }
+
+  listAllTraces(q: Omit<TracesQuery, 'limit' | 'cursor'> = {}): Promise<TraceSummary[]> {
+    return this.all((cursor) => this.listTraces({ ...q, limit: MAX_PAGE, cursor }));
   }
 
   getTrace(traceId: string): Promise<TraceDetail> {

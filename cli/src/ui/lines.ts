@@ -3,7 +3,7 @@ import type { Change, ChangeSet, Op, Summary } from '../reconcile/diff/change.js
 import { describeError } from '../describe-error.js';
 import { formatValue } from './format-value.js';
 
-export type Tone = 'create' | 'update' | 'delete' | 'error' | 'muted' | 'plain';
+export type Tone = 'create' | 'update' | 'delete' | 'success' | 'warning' | 'error' | 'muted' | 'plain';
 
 export interface Segment {
   text: string;
@@ -17,11 +17,11 @@ export interface Line {
   bold?: boolean;
 }
 
-function line(...segments: Segment[]): Line {
+export function line(...segments: Segment[]): Line {
   return { text: segments.map((s) => s.text).join(''), segments };
 }
 
-const seg = (text: string, tone: Tone = 'plain'): Segment => ({ text, tone });
+export const seg = (text: string, tone: Tone = 'plain'): Segment => ({ text, tone });
 
 const SYMBOL: Record<Op, string> = { create: '+', update: '~', delete: '-' };
 const PAST: Record<Op, string> = { create: 'created', update: 'updated', delete: 'deleted' };

@@ -5,6 +5,8 @@ const COLOR: Record<Tone, string | undefined> = {
   create: 'green',
   update: 'yellow',
   delete: 'red',
+  success: 'green',
+  warning: 'yellow',
   error: 'red',
   muted: 'gray',
   plain: undefined,

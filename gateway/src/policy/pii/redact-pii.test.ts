@@ -41,7 +41,7 @@ describe('redactPii', () => {
   });
 
   it('redacts a neighbour that the first match hid', () => {
-    expect(redactPii('123-45-6789+44 20 7946 0958', PII_TYPES)).toEqual({ text: '[REDACTED:SSN]+[REDACTED:PHONE]', types: ['phone', 'ssn'] });
+    expect(redactPii('123-45-6789+44 20 7946 0958', PII_TYPES)).toEqual({ text: '[REDACTED:SSN][REDACTED:PHONE]', types: ['phone', 'ssn'] });
   });
 
   it('never reads its own marker as a credential', () => {

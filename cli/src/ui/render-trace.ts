@@ -1,0 +1,20 @@
+import type { TraceDetail } from '../admin-client/types.js';
+import { jsonText } from './json.js';
+import type { OutputMode } from './output-mode.js';
+import { plainText } from './plain.js';
+import { traceTimelineLines, type TimelineOptions } from './trace-timeline.js';
+
+/** Writes one trace: a coloured timeline on a terminal, the same lines as plain text elsewhere, or the API document. */
+export async function renderTrace(trace: TraceDetail, mode: OutputMode, out: NodeJS.WritableStream & { columns?: number } = process.stdout): Promise<void> {
+  if (mode === 'ink') {
+    // ink costs a few hundred ms to load: only terminals pay for it
+    const { inkTraceText } = await import('./ink/render-ink.js');
+    out.write(inkTraceText(trace, out.columns ? { columns: out.columns } : {}));
+    return;
+  }
+  out.write(traceText(trace, mode));
+}
+
+export function traceText(trace: TraceDetail, mode: 'plain' | 'json', options?: TimelineOptions): string {
+  return mode === 'json' ? jsonText(trace) : plainText(traceTimelineLines(trace, options));
+}
