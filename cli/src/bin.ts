@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import { ROLES } from '@agentgw/gateway/contract';
+import { adminKeysCreate, adminKeysDelete, adminKeysList } from './commands/admin-keys.js';
 import { agentsCreate, agentsDelete, agentsGet, agentsList, agentsRotateKey } from './commands/agents.js';
 import { applyCommand } from './commands/apply.js';
 import { configCommand } from './commands/config.js';
@@ -11,7 +13,8 @@ import { planCommand } from './commands/plan.js';
 import { policiesDelete, policiesGet, policiesList, policiesPut } from './commands/policies.js';
 import { serveCommand } from './commands/serve.js';
 import { tenantsCreate, tenantsDelete, tenantsGet, tenantsList } from './commands/tenants.js';
-import { tracesGet, tracesList, usageCommand } from './commands/traces.js';
+import { tracesList, tracesShow, tracesTail } from './commands/traces.js';
+import { usageCommand } from './commands/usage.js';
 import { runAction } from './run-action.js';
 import type { ConnectionOptions } from './services/connection.js';
 import { VERSION } from './version.js';
@@ -122,23 +125,50 @@ policies.command('delete <id>').action(act(policiesDelete));
 const traces = program.command('traces').description('what agents did: traces of requests');
 traces
   .command('list')
+  .description('traces, newest first')
   .option('--tenant <id>', 'only this tenant')
   .option('--agent <id>', 'only this agent (agt_...)')
   .option('--since <time>', 'RFC 3339 time, e.g. 2026-01-31T00:00:00Z')
   .option('--limit <n>', 'how many (1-500, default 50)')
+  .option('--cursor <cursor>', 'the next page, as printed after a full page')
   .option('--json', 'print JSON')
   .action(act(tracesList));
-traces.command('get <trace-id>').option('--json', 'print JSON').action(act(tracesGet));
+traces
+  .command('show <trace-id>')
+  .alias('get')
+  .description('the steps of one trace on a timeline, with totals')
+  .option('--json', 'print the trace document')
+  .action(act(tracesShow));
+traces
+  .command('tail')
+  .description('print traces as they start or change, until Ctrl-C')
+  .option('--tenant <id>', 'only this tenant')
+  .option('--agent <id>', 'only this agent (agt_...)')
+  .option('--interval <seconds>', 'seconds between polls (default 2)')
+  .option('--max-polls <n>', 'stop after N polls (for scripts)')
+  .option('--json', 'print one JSON object per line')
+  .action(act(tracesTail));
 
 program
   .command('usage')
   .description('requests, tokens and cost, grouped')
   .addOption(new Option('--group-by <key>', 'group rows by').choices(['agent', 'tenant', 'model', 'day']).default('agent'))
   .option('--from <time>', 'RFC 3339 start')
-  .option('--to <time>', 'RFC 3339 end')
+  .option('--to <time>', 'RFC 3339 end (exclusive)')
   .option('--tenant <id>', 'only this tenant')
   .option('--json', 'print JSON')
   .action(act(usageCommand));
+
+const adminKeys = program.command('admin-keys').description('manage admin keys (admin role only)');
+adminKeys.command('list').option('--json', 'print JSON').action(act(adminKeysList));
+adminKeys
+  .command('create')
+  .requiredOption('--name <name>', 'what the key is for')
+  .addOption(new Option('--role <role>', 'what the key may do').choices([...ROLES]).makeOptionMandatory())
+  .option('--tenant <id>', 'scope the key to one tenant (required for tenant_admin)')
+  .option('--json', 'print JSON (includes the key)')
+  .action(act(adminKeysCreate));
+adminKeys.command('delete <id>').description('revoke a key at once').action(act(adminKeysDelete));
 
 program.command('config').description('show the server configuration').option('--json', 'print JSON').action(act(configCommand));
 

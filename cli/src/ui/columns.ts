@@ -8,6 +8,8 @@ export interface Cell {
 
 export const cell = (text: string, tone: Tone = 'plain', align: Cell['align'] = 'left'): Cell => ({ segments: [seg(text, tone)], align });
 
+const GAP = '  ';
+
 const width = (c: Cell) => c.segments.reduce((n, s) => n + s.text.length, 0);
 
 /**
@@ -15,7 +17,6 @@ const width = (c: Cell) => c.segments.reduce((n, s) => n + s.text.length, 0);
  * `minWidths` keeps rows printed one at a time (a live tail) in the same columns.
  */
 export function alignedLines(rows: Cell[][], minWidths: number[] = []): Line[] {
-  const gap = '  ';
   const columns = Math.max(0, ...rows.map((r) => r.length));
   const widths = Array.from({ length: columns }, (_, i) => Math.max(minWidths[i] ?? 0, ...rows.map((r) => (r[i] ? width(r[i]) : 0))));
   return rows.map((row) => {
@@ -23,7 +24,7 @@ export function alignedLines(rows: Cell[][], minWidths: number[] = []): Line[] {
     row.forEach((c, i) => {
       const pad = ' '.repeat(widths[i] - width(c));
       const last = i === row.length - 1;
-      if (i > 0) segments.push(seg(gap));
+      if (i > 0) segments.push(seg(GAP));
       if (c.align === 'right') segments.push(seg(pad), ...c.segments);
       else segments.push(...c.segments, ...(last ? [] : [seg(pad)]));
     });

@@ -74,7 +74,9 @@ const HEADERS = ['STEP', 'MODEL', 'STATUS', 'TOKENS', 'COST', 'START', 'LATENCY'
 function barWidthFor(rows: Cell[][], opts: TimelineOptions): number {
   if (opts.columns === undefined) return opts.barWidth ?? DEFAULT_BAR_WIDTH;
   const used = alignedLines(rows).reduce((n, l) => Math.max(n, l.text.length), 0);
-  return Math.max(BAR_MIN, Math.min(BAR_MAX, opts.columns - used - 2 - 2 - 1));
+  // the gap before the bar, its two borders, and the last column, where some terminals wrap
+  const reserved = 2 + 2 + 1;
+  return Math.max(BAR_MIN, Math.min(BAR_MAX, opts.columns - used - reserved));
 }
 
 function axisCell(spanMs: number, width: number): Cell {

@@ -32,6 +32,52 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO):
   });
 }
 
+export interface RunningCli {
+  /** What it printed so far. */
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Resolves when stdout matches, rejects when the process ends first or time runs out. */
+  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  signal(sig: NodeJS.Signals): void;
+  exited: Promise<CliResult>;
+}
+
+/** Starts the built `agentgw` binary and leaves it running, for commands that run until stopped (traces tail). */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): RunningCli {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  let ended = false;
+  void exited.finally(() => (ended = true));
+  return {
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    async waitForStdout(pattern, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(stdout)) {
+        if (ended) throw new Error(`agentgw ${args.join(' ')} ended before printing ${pattern}:\n${stdout}${stderr}`);
+        if (Date.now() > deadline) throw new Error(`agentgw ${args.join(' ')} did not print ${pattern} in ${timeoutMs} ms:\n${stdout}${stderr}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    signal: (sig) => {
+      if (!ended) child.kill(sig);
+    },
+    exited,
+  };
+}
+
 export interface ServedGateway {
   url: string;
   adminUrl: string;
