@@ -87,7 +87,12 @@ export async function admit(
   }
 
   const priced: PricedTarget[] = allowed.map((t) => ({ ...t, price: deps.prices.lookup(t.provider.name, t.model) }));
-  const dailyLimit = effectiveDailyLimit({ daily_budget: eff.dailyBudget, monthly_budget: eff.monthlyBudget }, now);
+  // Each policy's own daily limit (explicit, or its monthly budget / days in month); the tightest applies.
+  let dailyLimit: number | null = null;
+  for (const p of eff.policies) {
+    const d = effectiveDailyLimit(p, now);
+    if (d !== null && (dailyLimit === null || d < dailyLimit)) dailyLimit = d;
+  }
   const limited = eff.monthlyBudget !== null || dailyLimit !== null || eff.maxCostPerRequest !== null || eff.maxCostPerTrace !== null;
   let worst = 0;
   const maxOut = kind === 'chat' ? requestedMaxOutputTokens(body as never) : 0;

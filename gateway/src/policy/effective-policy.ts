@@ -5,8 +5,6 @@ import type { StoredAgent } from '../storage/store.js';
 export interface EffectivePolicy {
   policies: Policy[];
   monthlyBudget: number | null;
-  /** Explicit daily budget (the derived monthly/days limit is computed at reservation time). */
-  dailyBudget: number | null;
   maxCostPerRequest: number | null;
   maxCostPerTrace: number | null;
   rpm: number | null;
@@ -44,7 +42,6 @@ export function effectivePolicy(
   return {
     policies,
     monthlyBudget: minOf(policies.map((p) => p.monthly_budget)),
-    dailyBudget: minOf(policies.map((p) => p.daily_budget)),
     maxCostPerRequest: minOf(policies.map((p) => p.rules.max_cost_per_request)),
     maxCostPerTrace: minOf(policies.map((p) => p.rules.max_cost_per_trace)),
     rpm: minOf(policies.map((p) => p.rules.rpm)),

@@ -159,6 +159,18 @@ describe('every 401/403/429/503 code through the openai SDK, with nothing sent u
     expect(upstream.requests.length).toBe(before);
   });
 
+  test("each policy's own daily limit applies: a tiny monthly budget on X-Agent-Policy derives a tiny daily one", async () => {
+    await admin.call('PUT', '/policies/tiny-monthly', { monthly_budget: 0.000003 });
+    const { client } = await agentWith({ daily_budget: 100 });
+    await ask(client);
+    await expectError(
+      client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, { headers: { 'X-Agent-Policy': 'tiny-monthly' } }),
+      429,
+      'budget_exceeded',
+      'daily_budget_exceeded',
+    );
+  });
+
   test('429 rpm_exceeded and tpm_exceeded with Retry-After', async () => {
     const rpm = await agentWith({ rules: { rpm: 1 } });
     await ask(rpm.client);
