@@ -58,6 +58,7 @@ export async function admit(
 
   const pii = applyPiiRules(eff.policies, rawBody);
   ctx.piiTypes = pii.found;
+  if (pii.blocked) throw pii.blocked;
   const body = pii.body;
   if (eff.captureBodies) ctx.capturedBody = JSON.stringify(body).slice(0, 64 * 1024);
 

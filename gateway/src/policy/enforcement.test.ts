@@ -86,6 +86,11 @@ describe('every 401/403/429/503 code through the openai SDK, with nothing sent u
     expect(err.message).toContain('email');
     expect(err.message).not.toContain('jane.doe');
     expect(upstream.requests.length).toBe(before);
+    // The blocked request is in its trace with the type found, never the text.
+    await gw.runtime.dataPlane.usage.flush();
+    const trace = await admin.call('GET', `/traces/${err.headers.get('x-agent-trace-id')}`);
+    expect(trace.requests[0]).toMatchObject({ status: 'blocked', error_code: 'pii_detected', pii_types: ['email'] });
+    expect(JSON.stringify(trace)).not.toContain('jane.doe');
 
     const red = await agentWith({ rules: { pii: 'redact' } });
     await ask(red.client, 'card 4111 1111 1111 1111, mail jane.doe@example.com');

@@ -5,7 +5,10 @@ import { redactRequestPii, scanRequestPii } from './pii/index.js';
  * Applies every policy's PII rule to the request: `block` answers 403 naming the types found (never the text),
  * `redact` replaces matches before forwarding. A detector failure blocks (fail closed).
  */
-export function applyPiiRules(policies: readonly Policy[], body: Record<string, unknown>): { body: Record<string, unknown>; found: PiiType[] } {
+export function applyPiiRules(
+  policies: readonly Policy[],
+  body: Record<string, unknown>,
+): { body: Record<string, unknown>; found: PiiType[]; blocked?: AgentgwError } {
   const active = policies.filter((p) => p.rules.pii !== 'off');
   if (active.length === 0) return { body, found: [] };
   const types = [...new Set(active.flatMap((p) => p.rules.pii_types))];
@@ -20,10 +23,12 @@ export function applyPiiRules(policies: readonly Policy[], body: Record<string, 
     if (p.rules.pii !== 'block') continue;
     const hit = found.filter((t) => p.rules.pii_types.includes(t));
     if (hit.length > 0) {
-      throw new AgentgwError(
+      // Returned, not thrown, so the trace still records which types were found.
+      const blocked = new AgentgwError(
         'pii_detected',
         `The request contains personal data (${hit.join(', ')}), which policy ${p.id} blocks: remove it and retry.`,
       );
+      return { body, found, blocked };
     }
   }
   const redactTypes = [...new Set(active.filter((p) => p.rules.pii === 'redact').flatMap((p) => p.rules.pii_types))].filter((t) => found.includes(t));
