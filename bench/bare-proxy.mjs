@@ -1,7 +1,6 @@
-// The ceiling for a Node gateway on this machine: node:http in, an undici keep-alive Pool out, bodies piped both ways,
-// no parsing, no checks, no accounting. Run as its own process, like the gateway.
+// The ceiling for a Node gateway on this machine: node:http in, an undici keep-alive Pool out, the request body read whole
+// and forwarded, the response piped back as it arrives; no parsing, no checks, no accounting. Run as its own process, like the gateway.
 import { createServer } from 'node:http';
-import { pipeline } from 'node:stream';
 import { Pool } from 'undici';
 
 const upstream = process.env.BENCH_UPSTREAM;
@@ -17,19 +16,31 @@ function forwardable(headers) {
   return out;
 }
 
-const server = createServer((req, res) => {
-  pool.request(
-    { path: req.url, method: req.method, headers: forwardable(req.headers), body: req.method === 'GET' || req.method === 'HEAD' ? null : req },
-    (err, up) => {
-      if (err) {
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-        res.end(`{"error":{"message":"bare proxy: ${String(err.message).replace(/"/g, "'")}","type":"upstream_error","code":"upstream_unavailable","param":null}}`);
+function forward(req, res, body) {
+  // undici's stream(): the response body is written straight into `res`, with no Readable in between.
+  pool.stream(
+    { path: req.url, method: req.method, headers: forwardable(req.headers), body },
+    ({ statusCode, headers }) => {
+      res.writeHead(statusCode, forwardable(headers));
+      return res;
+    },
+    (err) => {
+      if (!err) return;
+      if (res.headersSent) {
+        res.destroy(err);
         return;
       }
-      res.writeHead(up.statusCode, forwardable(up.headers));
-      pipeline(up.body, res, () => undefined);
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(`{"error":{"message":"bare proxy: ${String(err.message).replace(/"/g, "'")}","type":"upstream_error","code":"upstream_unavailable","param":null}}`);
     },
   );
+}
+
+// The request body is read whole first, as any gateway must before checking it; the response is piped as it arrives.
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => forward(req, res, chunks.length === 0 ? null : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.send?.({ port: server.address().port }));

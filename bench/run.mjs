@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { forkServer, killChildren, memoryOf, sampleMemory, spawnGateway } from './lib/children.mjs';
+import { cpuTimeMs, forkServer, killChildren, memoryOf, sampleMemory, spawnGateway } from './lib/children.mjs';
 import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
 import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
 import { evaluate, renderTable } from './lib/report.mjs';
@@ -22,6 +22,7 @@ const config = {
   seconds: env('BENCH_SECONDS', 10),
   warmupSeconds: env('BENCH_WARMUP_SECONDS', 2),
   connections: env('BENCH_CONNECTIONS', 50),
+  rounds: env('BENCH_ROUNDS', 2),
   sequentialSamples: env('BENCH_SEQUENTIAL', 2000),
   sequentialWarmup: env('BENCH_SEQUENTIAL_WARMUP', 300),
   ttfbSamples: env('BENCH_TTFB_SAMPLES', 300),
@@ -71,16 +72,45 @@ async function startAll() {
   return { mock, proxy, gateway };
 }
 
-/** Load on each target in turn, after a warm-up run whose numbers are thrown away. */
+/**
+ * Load on each target, split into rounds whose target order rotates, so that background activity on a shared machine
+ * weighs on every target alike. Each target gets one warm-up run first, whose numbers are thrown away.
+ * CPU per request is the time the process in the middle (mock, bare proxy or gateway) spent on the CPU, divided by the
+ * requests it served: unlike requests/s, it barely depends on what else runs on the machine.
+ */
 async function loadPhase(targets, stream) {
+  const mode = stream ? 'streaming' : 'non-streaming';
+  const rounds = Math.max(1, Math.round(config.rounds));
+  const runs = Object.fromEntries(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+    for (const t of order) {
+      const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections };
+      if (round === 0 && config.warmupSeconds > 0) {
+        log(`load ${mode} -> ${t.name}: warm-up`);
+        await load({ ...base, seconds: config.warmupSeconds });
+      }
+      log(`load ${mode} -> ${t.name}: round ${round + 1} of ${rounds}`);
+      const cpuBefore = cpuTimeMs(t.pid);
+      const r = await load({ ...base, seconds: config.seconds / rounds });
+      const cpuAfter = cpuTimeMs(t.pid);
+      if (r.total === 0 || r.failures > 0) throw new Error(`${t.name} (${mode}): ${r.failures} failed of ${r.total} requests`);
+      runs[t.name].push({ ...r, cpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore });
+    }
+  }
   const out = {};
-  for (const t of targets) {
-    log(`load ${stream ? 'streaming' : 'non-streaming'} -> ${t.name}`);
-    const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections };
-    if (config.warmupSeconds > 0) await load({ ...base, seconds: config.warmupSeconds });
-    const r = await load({ ...base, seconds: config.seconds });
-    if (r.total === 0 || r.failures > 0) throw new Error(`${t.name} (${stream ? 'streaming' : 'non-streaming'}): ${r.failures} failed of ${r.total} requests`);
-    out[t.name] = r;
+  for (const [name, rs] of Object.entries(runs)) {
+    const total = rs.reduce((n, r) => n + r.total, 0);
+    const weighted = (key) => rs.reduce((n, r) => n + r[key] * r.total, 0) / total;
+    const cpuKnown = rs.every((r) => r.cpuMs !== null);
+    out[name] = {
+      requestsPerSec: total / rs.reduce((n, r) => n + r.seconds, 0),
+      p50Ms: weighted('p50Ms'),
+      p99Ms: weighted('p99Ms'),
+      total,
+      cpuUsPerRequest: cpuKnown ? (rs.reduce((n, r) => n + r.cpuMs, 0) * 1000) / total : null,
+      rounds: rs,
+    };
   }
   return out;
 }
@@ -97,14 +127,15 @@ async function main() {
   log(`starting mock upstream, bare proxy and gateway (${config.cpus} CPUs)`);
   const { mock, proxy, gateway } = await startAll();
   const memory = sampleMemory(gateway.child.pid);
+  const startedMb = (memoryOf(gateway.child.pid)?.rssKb ?? NaN) / 1024;
   const apiKey = await provisionAgent(gateway.url, ADMIN_KEY);
   await proveChecksAreOn(gateway.url, apiKey);
   log('policy checks verified live: allowed_models, pii, retry_block, max_cost_per_request (rpm, tpm, budgets, trace cap set high)');
 
   const targets = [
-    { name: 'direct', url: mock.url, apiKey: 'sk-bench' },
-    { name: 'proxy', url: proxy.url, apiKey: 'sk-bench' },
-    { name: 'gateway', url: gateway.url, apiKey },
+    { name: 'direct', url: mock.url, apiKey: 'sk-bench', pid: mock.child.pid },
+    { name: 'proxy', url: proxy.url, apiKey: 'sk-bench', pid: proxy.child.pid },
+    { name: 'gateway', url: gateway.url, apiKey, pid: gateway.child.pid },
   ];
   const results = { config, policy: POLICY };
 
@@ -116,6 +147,7 @@ async function main() {
         gatewayOverProxy: runs.gateway.requestsPerSec / runs.proxy.requestsPerSec,
         gatewayOverDirect: runs.gateway.requestsPerSec / runs.direct.requestsPerSec,
         proxyOverDirect: runs.proxy.requestsPerSec / runs.direct.requestsPerSec,
+        gatewayCpuOverProxyCpu: runs.gateway.cpuUsPerRequest / runs.proxy.cpuUsPerRequest,
       };
     }
   }
@@ -135,7 +167,7 @@ async function main() {
   const polled = memory.stop();
   const final = memoryOf(gateway.child.pid);
   const hwmMb = Math.max(polled.hwmMb, (final?.hwmKb ?? 0) / 1024);
-  results.memory = { peakMb: Math.max(hwmMb, polled.peakRssMb), hwmMb, polledPeakMb: polled.peakRssMb };
+  results.memory = { peakMb: Math.max(hwmMb, polled.peakRssMb), hwmMb, polledPeakMb: polled.peakRssMb, startedMb };
   results.targets = evaluate(results);
 
   const stopped = await gateway.stop();

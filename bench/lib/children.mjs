@@ -1,5 +1,5 @@
 // The benchmark's child processes: the mock upstream, the bare proxy and the real gateway binary; all end when this process does.
-import { fork, spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -109,4 +109,18 @@ export function sampleMemory(pid, everyMs = 200) {
       return { peakRssMb: peakKb / 1024, hwmMb: lastHwmKb / 1024 };
     },
   };
+}
+
+let clockTicks;
+/** User + system CPU time a process has used so far, in ms (from /proc/PID/stat); null where /proc is unavailable. */
+export function cpuTimeMs(pid) {
+  try {
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return null;
+  }
 }

@@ -30,6 +30,7 @@ export async function load({ url, apiKey, stream, connections, seconds }) {
     p99Ms: result.latency.p99,
     meanMs: result.latency.mean,
     total: result.requests.total,
+    seconds: result.duration,
     failures: result.errors + result.timeouts + result.non2xx,
   };
 }

@@ -57,8 +57,8 @@ export function renderTable(results) {
   lines.push('Load generator, mock upstream and the system under test share these CPUs: compare the ratios, not the absolute numbers.');
   if (results.load) {
     lines.push('');
-    lines.push(`Throughput: ${c.connections} connections, ${c.seconds} s per run after a ${c.warmupSeconds} s warm-up`);
-    lines.push(`  ${pad('', 15)}${pad('target', 16)}${lpad('req/s', 10)}${lpad('p50 ms', 9)}${lpad('p99 ms', 9)}`);
+    lines.push(`Throughput: ${c.connections} connections, ${c.seconds} s per target in ${c.rounds} rotating rounds, after a ${c.warmupSeconds} s warm-up`);
+    lines.push(`  ${pad('', 15)}${pad('target', 16)}${lpad('req/s', 10)}${lpad('p50 ms', 9)}${lpad('p99 ms', 9)}${lpad('CPU us/req', 12)}`);
     for (const [mode, title] of [['nonStreaming', 'non-streaming'], ['streaming', 'streaming']]) {
       const runs = results.load[mode];
       if (!runs) continue;
@@ -66,7 +66,7 @@ export function renderTable(results) {
       for (const name of ['direct', 'proxy', 'gateway']) {
         const r = runs[name];
         if (!r) continue;
-        lines.push(`  ${pad(first ? title : '', 15)}${pad(LABELS[name], 16)}${lpad(num(r.requestsPerSec, 0), 10)}${lpad(num(r.p50Ms, 2), 9)}${lpad(num(r.p99Ms, 2), 9)}`);
+        lines.push(`  ${pad(first ? title : '', 15)}${pad(LABELS[name], 16)}${lpad(num(r.requestsPerSec, 0), 10)}${lpad(num(r.p50Ms, 2), 9)}${lpad(num(r.p99Ms, 2), 9)}${lpad(num(r.cpuUsPerRequest, 0), 12)}`);
         first = false;
       }
     }
@@ -76,6 +76,9 @@ export function renderTable(results) {
     lines.push(`  ${pad('gateway / bare proxy', 31)}${lpad(ratio('nonStreaming', 'gatewayOverProxy'), 15)}${lpad(ratio('streaming', 'gatewayOverProxy'), 11)}`);
     lines.push(`  ${pad('gateway / direct', 31)}${lpad(ratio('nonStreaming', 'gatewayOverDirect'), 15)}${lpad(ratio('streaming', 'gatewayOverDirect'), 11)}`);
     lines.push(`  ${pad('bare proxy / direct', 31)}${lpad(ratio('nonStreaming', 'proxyOverDirect'), 15)}${lpad(ratio('streaming', 'proxyOverDirect'), 11)}`);
+    const cpu = (mode) => `${num(results.ratios[mode]?.gatewayCpuOverProxyCpu ?? NaN, 2)}x`;
+    lines.push(`  ${pad('CPU per request, gateway/proxy', 31)}${lpad(cpu('nonStreaming'), 15)}${lpad(cpu('streaming'), 11)}`);
+    lines.push('  (CPU us/req: CPU time of the process in the middle, i.e. the mock when direct, per request served)');
   }
   const sequential = (title, block, addedLabel) => {
     lines.push('');
@@ -99,7 +102,8 @@ export function renderTable(results) {
   }
   if (results.memory) {
     lines.push('');
-    lines.push(`Gateway memory: peak RSS ${num(results.memory.peakMb, 1)} MB (VmHWM ${num(results.memory.hwmMb, 1)} MB, polled peak ${num(results.memory.polledPeakMb, 1)} MB)`);
+    const m = results.memory;
+    lines.push(`Gateway memory: peak RSS ${num(m.peakMb, 1)} MB (VmHWM ${num(m.hwmMb, 1)} MB, polled peak ${num(m.polledPeakMb, 1)} MB); ${num(m.startedMb, 1)} MB right after start`);
   }
   if (results.recordedRequests !== undefined) {
     lines.push(`Requests the gateway recorded in its usage table: ${results.recordedRequests ?? 'n/a'}`);

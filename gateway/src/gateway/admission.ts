@@ -97,6 +97,8 @@ export async function admit(
   const limited = eff.monthlyBudget !== null || dailyLimit !== null || eff.maxCostPerRequest !== null || eff.maxCostPerTrace !== null;
   let worst = 0;
   const maxOut = kind === 'chat' ? requestedMaxOutputTokens(body as never) : 0;
+  // Every one of n choices may run to max_tokens.
+  const choices = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
   for (const t of priced) {
     if (!t.price) {
       if (limited) {
@@ -108,7 +110,7 @@ export async function admit(
       }
       continue;
     }
-    worst = Math.max(worst, worstCaseCost(t.price, promptUpper, kind === 'chat' ? maxOutputTokensFor(t.price, maxOut) : 0));
+    worst = Math.max(worst, worstCaseCost(t.price, promptUpper, kind === 'chat' ? maxOutputTokensFor(t.price, maxOut) * choices : 0));
   }
   if (eff.maxCostPerRequest !== null && worst > eff.maxCostPerRequest) {
     throw new AgentgwError(

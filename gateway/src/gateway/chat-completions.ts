@@ -5,6 +5,7 @@ import { toAgentgwError } from '../http/error-handler.js';
 import { type Admission, type PricedTarget, actualCost, admit } from './admission.js';
 import type { DataPlane } from './data-plane.js';
 import { ChatCompletionRequest } from './request-schemas.js';
+import { abortOnClientClose } from './client-abort.js';
 import { parseBody } from './parse-body.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
@@ -13,16 +14,12 @@ export async function chatCompletions(dp: DataPlane, req: FastifyRequest, reply:
   const body = parseBody(ChatCompletionRequest, req.body);
   ctx.stream = body.stream === true;
   const admission = await admit(dp, ctx, body as never, 'chat');
-  const abort = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
-  };
-  reply.raw.once('close', onClose);
+  const { controller: abort, dispose } = abortOnClientClose(reply);
   try {
     if (ctx.stream) await streamChat(dp, req, reply, admission, abort);
     else await completeChat(dp, req, reply, admission, abort.signal);
   } finally {
-    reply.raw.off('close', onClose);
+    dispose();
   }
 }
 
@@ -92,6 +89,8 @@ async function streamChat(dp: DataPlane, req: FastifyRequest, reply: FastifyRepl
   } catch (e) {
     if (!abort.signal.aborted) failure = toAgentgwError(e, req.log);
   }
+  // A client that left is recorded as such, billed for what was streamed.
+  if (abort.signal.aborted && isAgentgwError(abort.signal.reason)) failure = abort.signal.reason;
   const usage = stream.usage();
   const cost = actualCost(target, usage);
   await dp.settle(a, ctx, cost, usage);
@@ -122,4 +121,3 @@ function waitForDrain(raw: NodeJS.WritableStream, signal: AbortSignal): Promise<
   });
 }
 
-export { AgentgwError };

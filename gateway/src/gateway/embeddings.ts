@@ -3,6 +3,7 @@ import { isAgentgwError } from '../contract/index.js';
 import type { OpenAIEmbeddingsRequest } from '../providers/spec.js';
 import { actualCost, admit } from './admission.js';
 import type { DataPlane } from './data-plane.js';
+import { abortOnClientClose } from './client-abort.js';
 import { parseBody } from './parse-body.js';
 import { EmbeddingsRequest } from './request-schemas.js';
 
@@ -11,11 +12,7 @@ export async function embeddings(dp: DataPlane, req: FastifyRequest, reply: Fast
   const ctx = req.agw;
   const body = parseBody(EmbeddingsRequest, req.body);
   const a = await admit(dp, ctx, body as never, 'embeddings');
-  const abort = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
-  };
-  reply.raw.once('close', onClose);
+  const { controller: abort, dispose } = abortOnClientClose(reply);
   try {
     let last: unknown;
     for (const t of a.targets) {
@@ -34,6 +31,6 @@ export async function embeddings(dp: DataPlane, req: FastifyRequest, reply: Fast
     await dp.release(a);
     throw last;
   } finally {
-    reply.raw.off('close', onClose);
+    dispose();
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AgentgwError, ID_PATTERN } from '../contract/index.js';
-import { toAgentgwError } from '../http/error-handler.js';
+import { sendError, toAgentgwError } from '../http/error-handler.js';
 import { authenticateAgent } from '../policy/auth.js';
 import { modelAllowed } from '../policy/model-allowlist.js';
 import { effectivePolicy } from '../policy/effective-policy.js';
@@ -10,6 +10,13 @@ import { embeddings } from './embeddings.js';
 import type { RequestContext } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
+
+/** Node joins repeated headers with ", "; the raw list tells a repeated header from a value with a comma. */
+function headerCount(req: FastifyRequest, name: string): number {
+  let n = 0;
+  for (let i = 0; i < req.raw.rawHeaders.length; i += 2) if (req.raw.rawHeaders[i]!.toLowerCase() === name) n++;
+  return n;
+}
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -52,6 +59,9 @@ export function dataPlanePlugin(dp: DataPlane, bodyLimit: number) {
         piiTypes: [],
       };
       req.agw = ctx;
+      if (named !== undefined && named.includes(',') && headerCount(req, agentTrace !== undefined ? 'x-agent-trace-id' : 'x-gateway-trace-id') > 1) {
+        throw new AgentgwError('invalid_header', 'Send the trace id header once: it was repeated.', { param: agentTrace !== undefined ? 'x-agent-trace-id' : 'x-gateway-trace-id' });
+      }
       if (named !== undefined && !TRACE_ID.test(named)) {
         const name = agentTrace !== undefined ? 'X-Agent-Trace-Id' : 'x-gateway-trace-id';
         throw new AgentgwError('invalid_header', `${name} must be 1-128 printable ASCII characters.`, { param: name.toLowerCase() });
@@ -66,6 +76,11 @@ export function dataPlanePlugin(dp: DataPlane, bodyLimit: number) {
       if (!req.agw) return;
       const e = toAgentgwError(err, req.log);
       dp.record(req.agw, { httpStatus: e.status, error: e });
+    });
+
+    // Unknown /v1 paths still answer with the request and trace ids, like every gateway response.
+    app.setNotFoundHandler((req, reply) => {
+      sendError(reply, new AgentgwError('route_not_found', `No route ${req.method} ${req.url.split('?')[0]}: the gateway serves /v1/chat/completions, /v1/embeddings and /v1/models.`));
     });
 
     const opts = { bodyLimit, schema: { hide: true } };

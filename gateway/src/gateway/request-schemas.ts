@@ -1,20 +1,64 @@
 import { z } from 'zod';
 
 const Text = z.string().max(50_000_000);
-const ContentPart = z.looseObject({ type: z.string().min(1).max(64) });
+
+/** The content part shapes of the Chat Completions API; adapters rely on each carrying its payload. */
+const ContentPart = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text'), text: Text }),
+  z.looseObject({ type: z.literal('image_url'), image_url: z.looseObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }) }),
+  z.looseObject({ type: z.literal('input_audio'), input_audio: z.looseObject({ data: z.string(), format: z.string() }) }),
+  z.looseObject({
+    type: z.literal('file'),
+    file: z
+      .looseObject({ file_data: z.string().optional(), file_id: z.string().optional(), filename: z.string().optional() })
+      .refine((f) => f.file_data !== undefined || f.file_id !== undefined, { message: 'needs file_data or file_id' }),
+  }),
+  z.looseObject({ type: z.literal('refusal'), refusal: Text }),
+]);
 const Content = z.union([Text, z.array(ContentPart).max(10_000)]).nullable();
+
+const ToolCall = z.looseObject({
+  id: z.string().max(256),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string().min(1).max(256), arguments: z.string() }),
+});
 
 const Message = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
   content: Content.optional(),
   name: z.string().max(256).optional(),
-  tool_calls: z
-    .array(z.looseObject({ id: z.string().max(256), type: z.literal('function'), function: z.looseObject({ name: z.string().max(256), arguments: z.string() }) }))
-    .max(1000)
-    .nullable()
-    .optional(),
+  tool_calls: z.array(ToolCall).max(1000).nullable().optional(),
   tool_call_id: z.string().max(256).optional(),
 });
+
+const Tool = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z.string().min(1).max(256),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+const ToolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1).max(256) }) }),
+]);
+
+const ResponseFormat = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
+    type: z.literal('json_schema'),
+    json_schema: z.looseObject({
+      name: z.string().min(1).max(256),
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+]);
 
 const Tokens = z.number().int().min(1).max(10_000_000);
 
@@ -37,10 +81,10 @@ export const ChatCompletionRequest = z.strictObject({
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
   seed: z.number().int().nullable().optional(),
   user: z.string().max(256).optional(),
-  tools: z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string().max(256) }).optional() })).max(512).optional(),
-  tool_choice: z.union([z.string(), z.looseObject({ type: z.string() })]).optional(),
+  tools: z.array(Tool).max(512).optional(),
+  tool_choice: ToolChoice.optional(),
   parallel_tool_calls: z.boolean().optional(),
-  response_format: z.looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) }).optional(),
+  response_format: ResponseFormat.optional(),
   reasoning_effort: z.string().max(32).nullable().optional(),
   metadata: z.record(z.string(), z.string()).nullable().optional(),
   store: z.boolean().nullable().optional(),

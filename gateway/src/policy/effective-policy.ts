@@ -19,6 +19,13 @@ function minOf(values: Array<number | null>): number | null {
   return out;
 }
 
+/** One rule per window (the lowest max_repeats), so a request is counted once per window however many policies name it. */
+function tightestPerWindow(rules: Array<NonNullable<Rules['retry_block']>>): Array<NonNullable<Rules['retry_block']>> {
+  const byWindow = new Map<number, number>();
+  for (const r of rules) byWindow.set(r.window_seconds, Math.min(r.max_repeats, byWindow.get(r.window_seconds) ?? Infinity));
+  return [...byWindow].map(([window_seconds, max_repeats]) => ({ window_seconds, max_repeats }));
+}
+
 export function effectivePolicy(
   agent: StoredAgent,
   lookup: (id: string) => Policy | undefined,
@@ -46,7 +53,7 @@ export function effectivePolicy(
     maxCostPerTrace: minOf(policies.map((p) => p.rules.max_cost_per_trace)),
     rpm: minOf(policies.map((p) => p.rules.rpm)),
     tpm: minOf(policies.map((p) => p.rules.tpm)),
-    retryBlocks: policies.flatMap((p) => (p.rules.retry_block ? [p.rules.retry_block] : [])),
+    retryBlocks: tightestPerWindow(policies.flatMap((p) => (p.rules.retry_block ? [p.rules.retry_block] : []))),
     captureBodies: policies.some((p) => p.labels.capture_bodies === 'true'),
   };
 }

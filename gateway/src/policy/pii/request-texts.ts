@@ -34,6 +34,8 @@ function visitContent(holder: Json, key: string, visit: TextVisitor): void {
 function visitMessage(message: Json, visit: TextVisitor): void {
   visitContent(message, 'content', visit);
   visitField(message, 'refusal', visit);
+  // Participant names are forwarded too, and people put their e-mail address there.
+  visitField(message, 'name', visit);
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
       if (isObject(call) && isObject(call.function)) visitField(call.function, 'arguments', visit);
@@ -48,6 +50,10 @@ export function visitRequestTexts(body: unknown, visit: TextVisitor): void {
   if (Array.isArray(body.messages)) {
     for (const message of body.messages) if (isObject(message)) visitMessage(message, visit);
   }
+  // End-user ids and metadata values travel upstream with the request.
+  visitField(body, 'user', visit);
+  visitField(body, 'safety_identifier', visit);
+  if (isObject(body.metadata)) for (const key of Object.keys(body.metadata)) visitField(body.metadata, key, visit);
   // Predicted outputs are text the client sends along.
   if (isObject(body.prediction)) visitContent(body.prediction, 'content', visit);
   // Embeddings: a string or an array of strings; arrays of token ids are numbers and carry no text.

@@ -41,9 +41,17 @@ describe('scanRequestPii', () => {
     expect(scanRequestPii(chatRequest(), PII_TYPES)).toEqual(['email', 'phone', 'credit_card', 'ssn', 'ip_address', 'secret']);
   });
 
-  it('ignores name fields and image URLs', () => {
-    const body = { messages: [{ role: 'user', name: EMAIL, content: [{ type: 'image_url', image_url: { url: `https://x.io/?u=${EMAIL}` } }] }] };
+  it('ignores image URLs', () => {
+    const body = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `https://x.io/?u=${EMAIL}` } }] }] };
     expect(scanRequestPii(body, PII_TYPES)).toEqual([]);
+  });
+
+  it('scans message names, the end-user id and metadata values, which are forwarded upstream', () => {
+    expect(scanRequestPii({ messages: [{ role: 'user', name: EMAIL, content: 'hi' }] }, PII_TYPES)).toEqual(['email']);
+    expect(scanRequestPii({ user: EMAIL, messages: [] }, PII_TYPES)).toEqual(['email']);
+    expect(scanRequestPii({ metadata: { customer: '123-45-6789' }, messages: [] }, PII_TYPES)).toEqual(['ssn']);
+    const red = redactRequestPii({ user: EMAIL, metadata: { c: EMAIL }, messages: [{ role: 'user', name: EMAIL, content: 'x' }] }, PII_TYPES);
+    expect(JSON.stringify(red.body)).not.toContain(EMAIL);
   });
 
   it('reads tool-call arguments decoded, with the key as label', () => {
@@ -89,7 +97,7 @@ describe('redactRequestPii', () => {
     expect(messages[0].content).toBe('You are terse. Escalate to [REDACTED:EMAIL].');
     expect(messages[1].content[0].text).toBe('Server [REDACTED:IP_ADDRESS] is internal.');
     expect(messages[2].content[0].text).toBe('My card is [REDACTED:CREDIT_CARD].');
-    expect(messages[2].name).toBe('jane@example.com');
+    expect(messages[2].name).toBe('[REDACTED:EMAIL]');
     expect(messages[2].content[1]).toEqual(before.messages && (before as any).messages[2].content[1]);
     expect(JSON.parse(messages[3].tool_calls[0].function.arguments)).toEqual({
       note: 'call\n[REDACTED:PHONE]',
