@@ -88,7 +88,8 @@ async function loadPhase(targets, stream) {
       const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections };
       if (round === 0 && config.warmupSeconds > 0) {
         log(`load ${mode} -> ${t.name}: warm-up`);
-        await load({ ...base, seconds: config.warmupSeconds });
+        const w = await load({ ...base, seconds: config.warmupSeconds });
+        if (w.total === 0 || w.failures > 0) throw new Error(`${t.name} (${mode}, warm-up): ${w.failures} failed of ${w.total} requests`);
       }
       log(`load ${mode} -> ${t.name}: round ${round + 1} of ${rounds}`);
       const cpuBefore = cpuTimeMs(t.pid);

@@ -10,6 +10,7 @@ export const POLICY = {
   rules: {
     pii: 'block',
     retry_block: { max_repeats: 3, window_seconds: 300 },
+    // The bench request's worst case is about $0.00005 (max_tokens 64); one asking for 16k tokens is above the cap.
     max_cost_per_request: 0.001,
     max_cost_per_trace: 1_000_000,
     rpm: 1_000_000_000,

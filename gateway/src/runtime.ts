@@ -1,7 +1,7 @@
 import type { GatewayConfig } from './config.js';
 import type { Policy, Spend } from './contract/index.js';
 import { effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart } from './accounting/budget-window.js';
-import { createCounters } from './accounting/counters/index.js';
+import { createCounters } from './accounting/counters/create-counters.js';
 import type { Counters } from './accounting/counters/spec.js';
 import { PriceTable } from './accounting/prices.js';
 import { UsageWriter } from './accounting/usage-writer.js';
@@ -57,13 +57,13 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     const providers = buildProviders(config);
     opened.push(() => Promise.all([...providers.values()].map((p) => p.close())));
     const router = new Router(providers, config.models);
-    const counters: Counters = createCounters({
+    const counters: Counters = await createCounters({
       redisUrl: config.counters.kind === 'redis' ? config.counters.url : undefined,
       prefix: (config.counters.kind === 'redis' ? config.counters.prefix : undefined) ?? opts.redisPrefix,
     });
     opened.push(() => counters.close());
     await seedCounters(store, counters);
-    const telemetry = new Telemetry(VERSION, env, opts.log);
+    const telemetry = await Telemetry.create(VERSION, env, opts.log);
     const usage = new UsageWriter(store, { onError: (err) => opts.log?.error({ err }, 'writing usage records failed; will retry') });
     const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry);
 

@@ -1,4 +1,4 @@
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { o200k } from '../tokenizer/o200k.js';
 
 /*
  * Two kinds of token counts:
@@ -20,7 +20,7 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** Tokens of `text` in o200k_base (GPT-4o, GPT-4.1, o-series, GPT-5). */
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : countO200k(text, AS_TEXT);
+  return text.length === 0 ? 0 : o200k().countTokens(text, AS_TEXT);
 }
 
 /** Reply priming, begin-of-sequence and template preambles (Llama 3.1+ prepends a dated system header of ~25 tokens). */

@@ -81,8 +81,19 @@ async function streamChat(dp: DataPlane, req: FastifyRequest, reply: FastifyRepl
   let ttft: number | null = null;
   let failure: AgentgwError | undefined;
   try {
+    let corked = false;
+    const uncork = () => {
+      corked = false;
+      raw.uncork();
+    };
     for await (const frame of stream) {
       if (ttft === null) ttft = performance.now() - ctx.startedAt;
+      // Frames parsed from one upstream read leave in one socket write; the next tick sends them, so none waits longer.
+      if (!corked) {
+        corked = true;
+        raw.cork();
+        process.nextTick(uncork);
+      }
       if (!raw.write(frame)) await waitForDrain(raw, abort.signal);
       if (abort.signal.aborted) break;
     }

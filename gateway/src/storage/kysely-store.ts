@@ -43,6 +43,9 @@ export function isUniqueViolation(e: unknown): boolean {
   return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/** A usage record as its table row. */
+export type UsageRecordRow = Omit<Database['usage_records'], 'seq'>;
+
 function toTenant(r: Database['tenants']): Tenant {
   return { id: r.id, name: r.name, labels: JSON.parse(r.labels), created_at: r.created_at, updated_at: r.updated_at };
 }
@@ -87,6 +90,8 @@ export class KyselyStore implements Store {
   constructor(
     private readonly db: Kysely<Database>,
     readonly kind: StorageKind,
+    /** A faster batch insert for usage records, where the driver offers one (SQLite: one prepared statement). */
+    private readonly usageInserter?: (rows: UsageRecordRow[]) => void,
   ) {}
 
   /** Keyset pagination over (created_at, id) for the simple resource tables. */
@@ -299,12 +304,13 @@ export class KyselyStore implements Store {
 
   async insertUsage(rows: UsageRecord[]) {
     if (rows.length === 0) return;
-    const values = rows.map((r) => ({
+    const values: UsageRecordRow[] = rows.map((r) => ({
       ...r,
       stream: r.stream ? 1 : 0,
       estimated: r.estimated ? 1 : 0,
       pii_types: JSON.stringify(r.pii_types),
     }));
+    if (this.usageInserter) return this.usageInserter(values);
     // A record already written (a retried flush) is skipped rather than failing the batch.
     await this.db
       .insertInto('usage_records')

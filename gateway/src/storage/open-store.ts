@@ -1,32 +1,32 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
-import { KyselyStore } from './kysely-store.js';
+import { KyselyStore, type UsageRecordRow } from './kysely-store.js';
 import { migrate } from './migrations.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
-// PostgreSQL bigint (sums, counts) as JS numbers: counts and token sums stay far below 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
-
 export type StorageOptions = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; schema?: string };
 
-/** Opens the configured store and brings its schema up to date. */
+/** Opens the configured store and brings its schema up to date. Only the chosen database's driver is loaded. */
 export async function openStore(opts: StorageOptions): Promise<Store> {
   if (opts.kind === 'sqlite') {
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
-    const sqlite = new SQLite(opts.path);
+    const { default: Sqlite } = await import('better-sqlite3');
+    const sqlite = new Sqlite(opts.path);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     await migrate(db, 'sqlite');
-    return new KyselyStore(db, 'sqlite');
+    return new KyselyStore(db, 'sqlite', sqliteUsageInserter(sqlite));
   }
+  const { default: pg } = await import('pg');
+  // PostgreSQL bigint (sums, counts) as JS numbers: counts and token sums stay far below 2^53.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
   const options = opts.schema ? `-c search_path=${opts.schema}` : undefined;
   if (opts.schema) {
     const admin = new pg.Client({ connectionString: opts.url });
@@ -39,4 +39,19 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
   // Kysely's migrator takes a lock row, so nodes starting together migrate once.
   await migrate(db, 'postgres');
   return new KyselyStore(db, 'postgres');
+}
+
+const USAGE_COLUMNS = [
+  'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
+  'prompt_tokens', 'completion_tokens', 'cost', 'estimated', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types', 'body',
+] as const;
+
+/** One prepared statement in one transaction per batch: far cheaper than building a multi-row statement each time. */
+function sqliteUsageInserter(sqlite: SQLite.Database): (rows: UsageRecordRow[]) => void {
+  const insert = sqlite.prepare(
+    `INSERT INTO usage_records (${USAGE_COLUMNS.join(', ')}) VALUES (${USAGE_COLUMNS.map((c) => `@${c}`).join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
+  );
+  return sqlite.transaction((rows: UsageRecordRow[]) => {
+    for (const row of rows) insert.run(row);
+  });
 }

@@ -1,21 +1,22 @@
 import type { RequestContext } from '../gateway/request-context.js';
 import type { UsageRecord } from '../storage/store.js';
 import { Metrics } from './metrics.js';
-import { GenAiSpans } from './otel.js';
+import type { GenAiSpans } from './otel.js';
 
 /** Where every finished request goes besides the usage store: Prometheus metrics, and OpenTelemetry spans when configured. */
 export class Telemetry {
   readonly metrics = new Metrics();
-  private readonly spans: GenAiSpans | undefined;
 
-  constructor(
-    version: string,
-    env: NodeJS.ProcessEnv,
+  private constructor(
+    private readonly spans: GenAiSpans | undefined,
     private readonly log?: { warn: (obj: object, msg: string) => void },
-  ) {
-    // No endpoint, no exporter: spans cost nothing when OpenTelemetry is not configured.
+  ) {}
+
+  /** OpenTelemetry is loaded only when an endpoint is configured: no memory and no cost otherwise. */
+  static async create(version: string, env: NodeJS.ProcessEnv, log?: { warn: (obj: object, msg: string) => void }): Promise<Telemetry> {
     const configured = env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
-    this.spans = configured ? new GenAiSpans(env, version) : undefined;
+    const spans = configured ? new (await import('./otel.js')).GenAiSpans(env, version) : undefined;
+    return new Telemetry(spans, log);
   }
 
   requestFinished(r: UsageRecord, ctx: RequestContext): void {

@@ -1,5 +1,5 @@
 // What the mock answers: a tool call when tools are offered, JSON when JSON is asked for, else an echo of the prompt.
-import { decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { o200k } from '../../tokenizer/o200k.js';
 import type { OpenAIChatRequest, OpenAIFinishReason, OpenAIToolCall } from '../openai-format.js';
 import { contentText, maxOutputTokens } from '../shared/message-content.js';
 import { fnv1a } from './mock-hash.js';
@@ -35,8 +35,8 @@ export function mockReply(body: OpenAIChatRequest): MockReply {
   // max_tokens cuts the reply where a real model would stop.
   const max = maxOutputTokens(body);
   if (max !== undefined) {
-    const tokens = encode(text, PLAIN_TEXT);
-    if (tokens.length > max) return { content: decode(tokens.slice(0, max)), toolCalls: [], finishReason: 'length' };
+    const tokens = o200k().encode(text, PLAIN_TEXT);
+    if (tokens.length > max) return { content: o200k().decode(tokens.slice(0, max)), toolCalls: [], finishReason: 'length' };
   }
   return { content: text, toolCalls: [], finishReason: 'stop' };
 }

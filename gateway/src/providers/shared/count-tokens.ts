@@ -1,5 +1,5 @@
 // Local token counts (o200k_base) for upstreams that report none: billing then marks them estimated.
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { o200k } from '../../tokenizer/o200k.js';
 import type { OpenAIChatMessage, OpenAIChatRequest, OpenAIEmbeddingsRequest } from '../openai-format.js';
 
 // Special-token markers in user text are counted as plain text, never rejected.
@@ -11,7 +11,7 @@ const TOKENS_PER_REPLY = 3;
 const TOKENS_PER_IMAGE = 85;
 
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : countO200k(text, PLAIN_TEXT);
+  return text.length === 0 ? 0 : o200k().countTokens(text, PLAIN_TEXT);
 }
 
 function messageText(message: OpenAIChatMessage): { text: string; images: number } {

@@ -1,0 +1,15 @@
+import { createRequire } from 'node:module';
+
+type O200k = typeof import('gpt-tokenizer/encoding/o200k_base');
+
+const require = createRequire(import.meta.url);
+let loaded: O200k | undefined;
+
+/**
+ * The o200k_base tokenizer, loaded on first use: its tables cost ~70 MB of memory, and a gateway whose upstreams
+ * report usage never needs them.
+ */
+export function o200k(): O200k {
+  loaded ??= require('gpt-tokenizer/encoding/o200k_base') as O200k;
+  return loaded;
+}
