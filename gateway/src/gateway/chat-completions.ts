@@ -46,7 +46,7 @@ async function completeChat(dp: DataPlane, req: FastifyRequest, reply: FastifyRe
     const cost = actualCost(target, result.usage);
     await dp.settle(a, ctx, cost, result.usage);
     dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
-    await reply.code(200).send(result.body);
+    await (result.raw !== undefined ? reply.code(200).type('application/json; charset=utf-8').send(result.raw) : reply.code(200).send(result.body));
   } catch (e) {
     await dp.release(a);
     throw e;

@@ -35,6 +35,8 @@ export interface ChatResult {
   /** The completion in OpenAI format (`model` is the upstream's model id). */
   body: OpenAIChatCompletion;
   usage: Usage;
+  /** The upstream's own JSON text of `body`, when nothing was changed: sent on as is, not serialised again. */
+  raw?: string;
 }
 
 /**

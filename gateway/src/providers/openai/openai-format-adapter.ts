@@ -56,18 +56,17 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     this.requireCredentials();
     const { stream: _stream, stream_options: _options, ...rest } = body;
     const { client, route } = this.options;
-    const json = await client.sendJson<OpenAIChatCompletion>({
+    const { value: json, text } = await client.sendJsonText<OpenAIChatCompletion>({
       path: route.chatPath(ctx.model),
       headers: route.headers,
       body: JSON.stringify({ ...rest, model: ctx.model }),
       signal: ctx.signal,
     });
     if (!Array.isArray(json.choices)) throw badUpstreamResponse(client.identity, 'answered without a choices array.');
-    let usage = fromOpenAIUsage(json.usage);
-    if (!usage) {
-      usage = estimateChatUsage(body, json);
-      json.usage = toOpenAIUsage(usage);
-    }
+    const reported = fromOpenAIUsage(json.usage);
+    if (reported) return { body: json, usage: reported, raw: text };
+    const usage = estimateChatUsage(body, json);
+    json.usage = toOpenAIUsage(usage);
     return { body: json, usage };
   }
 

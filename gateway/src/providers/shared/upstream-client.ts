@@ -75,8 +75,13 @@ export class UpstreamClient {
 
   /** Sends and parses a JSON answer. */
   async sendJson<T>(req: UpstreamRequest): Promise<T> {
+    return (await this.sendJsonText<T>(req)).value;
+  }
+
+  /** Sends and parses a JSON answer, keeping its text so it can be passed on without serialising it again. */
+  async sendJsonText<T>(req: UpstreamRequest): Promise<{ value: T; text: string }> {
     const res = await this.send(req);
-    return readJson<T>(this.identity, res, req.signal);
+    return readJsonText<T>(this.identity, res, req.signal);
   }
 
   async close(): Promise<void> {
@@ -85,6 +90,10 @@ export class UpstreamClient {
 }
 
 export async function readJson<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: AbortSignal): Promise<T> {
+  return (await readJsonText<T>(identity, res, signal)).value;
+}
+
+async function readJsonText<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: AbortSignal): Promise<{ value: T; text: string }> {
   let text: string;
   try {
     text = await res.body.text();
@@ -94,7 +103,7 @@ export async function readJson<T>(identity: ProviderIdentity, res: UpstreamRespo
   try {
     const value = JSON.parse(text) as unknown;
     if (value === null || typeof value !== 'object') throw new SyntaxError('not an object');
-    return value as T;
+    return { value: value as T, text };
   } catch (err) {
     throw upstreamFailure(identity, err, signal);
   }
