@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { adminPlugin } from './admin/index.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
+import { newRequestId } from './http/request-id.js';
 import { dataPlanePlugin } from './gateway/plugin.js';
 import type { Runtime } from './runtime.js';
 
@@ -29,7 +29,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { services } = opts;
   const common = {
     bodyLimit: services.config.limits.admin_body_bytes,
-    genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
+    genReqId: () => newRequestId(),
     logController: new LogController({ disableRequestLogging: true }),
     // On close, idle keep-alive sockets go at once; requests in flight (streams too) finish and are recorded.
     forceCloseConnections: 'idle' as const,
