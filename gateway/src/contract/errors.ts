@@ -22,7 +22,6 @@ export const ERROR_CODES = {
   trace_not_found: { status: 404, type: 'not_found' },
   admin_key_not_found: { status: 404, type: 'not_found' },
   route_not_found: { status: 404, type: 'not_found' },
-  method_not_allowed: { status: 405, type: 'invalid_request_error' },
   agent_exists: { status: 409, type: 'conflict' },
   tenant_exists: { status: 409, type: 'conflict' },
   policy_in_use: { status: 409, type: 'conflict' },
