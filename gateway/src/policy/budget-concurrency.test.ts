@@ -37,7 +37,8 @@ async function fire(baseUrls: string[], key: string): Promise<Map<number, number
   return counts;
 }
 
-function checkOutcome(counts: Map<number, number>, spent: number) {
+function checkOutcome(counts: Map<number, number>, spent: number, label: string) {
+  console.log(`${label}: ${counts.get(200)} answered 200, ${counts.get(429)} answered 429, spent $${spent.toFixed(10)} of $${BUDGET}`);
   expect([...counts.keys()].sort()).toEqual([200, 429]);
   expect(counts.get(200)! + counts.get(429)!).toBe(TOTAL);
   expect(counts.get(200)!).toBeGreaterThanOrEqual(10);
@@ -59,7 +60,7 @@ describe('500 simultaneous requests against a budget that covers about 50', () =
       const usage = await admin.call('GET', '/usage?group_by=agent');
       const recorded = usage.data.find((r: { key: string }) => r.key === agent.id).cost;
       const spend = (await admin.call('GET', `/agents/${agent.id}`)).spend;
-      checkOutcome(counts, recorded);
+      checkOutcome(counts, recorded, 'one process');
       expect(spend.month).toBeCloseTo(recorded, 10);
       expect(counts.get(200)).toBe(usage.data.find((r: { key: string }) => r.key === agent.id).requests - counts.get(429)!);
     } finally {
@@ -103,7 +104,7 @@ describe('500 simultaneous requests against a budget that covers about 50', () =
       const { rows } = await client.query(`select count(*)::int as n, coalesce(sum(cost), 0) as cost from "${schema}".usage_records where agent_id = $1 and status = 'ok'`, [
         agent.id,
       ]);
-      checkOutcome(counts, Number(rows[0].cost));
+      checkOutcome(counts, Number(rows[0].cost), 'two processes');
       expect(rows[0].n).toBe(counts.get(200));
     } finally {
       for (const n of nodes) await n.stop();
