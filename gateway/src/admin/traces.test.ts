@@ -146,3 +146,21 @@ describe.each(['sqlite', 'postgres'] as const)('traces and usage over HTTP on %s
     expect((await usage('?group_by=agent&tenant_id=globex')).map((u) => u.key)).toEqual(['agt_g']);
   });
 });
+
+test('?tenant_id= picks one tenant of a trace id two tenants share', async () => {
+  const own = await startTestGateway();
+  const get = (path: string) => fetch(`${own.adminUrl}${path}`, { headers: { authorization: `Bearer ${own.adminKey}` } });
+  try {
+    await own.runtime.store.insertUsage([
+      usageRecord({ request_id: 'shared-a', trace_id: 'shared', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(5) }),
+      usageRecord({ request_id: 'shared-g', trace_id: 'shared', tenant_id: 'globex', agent_id: 'agt_g', started_at: at(9) }),
+    ]);
+    const trace = await (await get('/traces/shared?tenant_id=globex')).json();
+    expect(trace.tenant_id).toBe('globex');
+    expect(trace.requests.map((r: { request_id: string }) => r.request_id)).toEqual(['shared-g']);
+    expect((await get('/traces/shared?tenant_id=acme')).status).toBe(200);
+    expect((await get('/traces/shared?tenant_id=initech')).status).toBe(404);
+  } finally {
+    await own.close();
+  }
+});

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentgwError, ErrorBody, TraceDetail, TraceSummary, TracesQuery, UsageQuery, UsageRow, page } from '../contract/index.js';
+import { AgentgwError, ResourceId, ErrorBody, TraceDetail, TraceSummary, TracesQuery, UsageQuery, UsageRow, page } from '../contract/index.js';
 import type { Services } from '../services.js';
 import { listScope } from './principal.js';
 
+const TraceQuery = z.strictObject({ tenant_id: ResourceId.optional() });
 const TraceParams = z.strictObject({ trace_id: z.string().regex(/^[\x20-\x7e]{1,128}$/, { message: 'must be 1-128 printable ASCII characters' }) });
 
 export function traceRoutes(app: FastifyInstance, s: Services): void {
@@ -15,11 +16,12 @@ export function traceRoutes(app: FastifyInstance, s: Services): void {
     return s.store.listTraces({ ...req.query, tenant_id: listScope(req.principal, req.query.tenant_id) });
   });
 
-  r.get('/traces/:trace_id', { schema: { tags: ['traces'], params: TraceParams, response: { 200: TraceDetail, ...errors } } }, async (req) => {
-    const scope = req.principal.tenant_id ?? undefined;
+  r.get('/traces/:trace_id', { schema: { tags: ['traces'], params: TraceParams, querystring: TraceQuery, response: { 200: TraceDetail, ...errors } } }, async (req) => {
+    // Trace ids come from clients, so two tenants may share one: ?tenant_id= picks the tenant's.
+    const scope = listScope(req.principal, req.query.tenant_id);
     const trace = await s.store.getTrace(req.params.trace_id, scope);
     // Another tenant's trace is forbidden, as every other object of another tenant is.
-    if (!trace && scope && (await s.store.getTrace(req.params.trace_id))) {
+    if (!trace && req.principal.tenant_id && (await s.store.getTrace(req.params.trace_id))) {
       throw new AgentgwError('tenant_forbidden', `This admin key is scoped to tenant ${scope} and cannot read trace ${req.params.trace_id} of another tenant.`);
     }
     if (!trace) throw new AgentgwError('trace_not_found', `No trace ${req.params.trace_id} was recorded: check the id (records appear within a second).`);
