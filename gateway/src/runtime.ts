@@ -1,6 +1,6 @@
 import type { GatewayConfig } from './config.js';
 import type { Policy, Spend } from './contract/index.js';
-import { effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart } from './accounting/budget-window.js';
+import { effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from './accounting/budget-window.js';
 import { createCounters } from './accounting/counters/create-counters.js';
 import type { Counters } from './accounting/counters/spec.js';
 import { PriceTable } from './accounting/prices.js';
@@ -111,8 +111,8 @@ function buildProviders(config: GatewayConfig): Map<string, ProviderAdapter> {
 /** In-memory counters start empty: restore today's and this month's spend from the usage records. */
 async function seedCounters(store: Store, counters: Counters): Promise<void> {
   const now = new Date();
-  const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
-  const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+  const day = `${utcDayKey(now)}T00:00:00.000Z`;
+  const month = `${utcMonthKey(now)}-01T00:00:00.000Z`;
   const [d, m, traces] = await Promise.all([store.spendSince(day), store.spendSince(month), store.traceSpendSince(month)]);
   const dayOf = new Map(d.map((r) => [r.agent_id, r.cost]));
   await counters.seed({

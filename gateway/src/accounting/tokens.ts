@@ -1,4 +1,4 @@
-import { o200k } from '../tokenizer/o200k.js';
+import { countTokens } from '../tokenizer/o200k.js';
 
 /*
  * Two kinds of token counts:
@@ -15,13 +15,7 @@ import { o200k } from '../tokenizer/o200k.js';
  *   Buffer.byteLength runs no tokenizer, so the bound is cheap enough for every request.
  */
 
-/** Special-token text in user content is ordinary text for the upstream, so it is counted as text, never rejected. */
-const AS_TEXT = { disallowedSpecial: new Set<string>() };
-
-/** Tokens of `text` in o200k_base (GPT-4o, GPT-4.1, o-series, GPT-5). */
-export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : o200k().countTokens(text, AS_TEXT);
-}
+export { countTokens } from '../tokenizer/o200k.js';
 
 /** Reply priming, begin-of-sequence and template preambles (Llama 3.1+ prepends a dated system header of ~25 tokens). */
 export const REQUEST_OVERHEAD_TOKENS = 64;

@@ -75,7 +75,8 @@ export async function admit(
   }
 
   const promptUpper = promptTokensUpperBound(body as never);
-  const tpmTokens = Math.ceil(approxBytes(body) / BYTES_PER_TOKEN_ESTIMATE);
+  // A tpm estimate from the byte bound already computed (about 4 bytes a token), corrected by the real usage after.
+  const tpmTokens = eff.tpm !== null ? Math.ceil(promptUpper / BYTES_PER_TOKEN_ESTIMATE) : 0;
   if (eff.rpm !== null || eff.tpm !== null) {
     const rl = await deps.counters.rateLimit({ agentId: ctx.agent.id, rpm: eff.rpm, tpm: eff.tpm, tokens: tpmTokens, now });
     if (!rl.ok) {
@@ -153,18 +154,6 @@ function budgetError(which: 'daily' | 'monthly' | 'trace', limit: number, resetA
 function normalisedRequestHash(body: Record<string, unknown>): string {
   const material = JSON.stringify([body.model, body.messages ?? body.input ?? null]).replace(/\s+/g, ' ');
   return createHash('sha256').update(material).digest('base64url').slice(0, 32);
-}
-
-/** A cheap size of the request text for tpm estimates: the JSON-free length of messages and input. */
-function approxBytes(body: Record<string, unknown>): number {
-  let n = 0;
-  const walk = (v: unknown): void => {
-    if (typeof v === 'string') n += v.length;
-    else if (Array.isArray(v)) for (const x of v) walk(x);
-    else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x);
-  };
-  walk(body.messages ?? body.input);
-  return n;
 }
 
 export function actualCost(target: PricedTarget | undefined, usage: Usage): number {

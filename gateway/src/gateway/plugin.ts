@@ -74,7 +74,8 @@ export function dataPlanePlugin(dp: DataPlane, bodyLimit: number) {
     // Every request that got past auth is recorded, blocked ones included, with its error code.
     app.addHook('onError', async (req, _reply, err) => {
       if (!req.agw) return;
-      const e = toAgentgwError(err, req.log);
+      // No logger here: the error handler that answers logs a bug once.
+      const e = toAgentgwError(err);
       dp.record(req.agw, { httpStatus: e.status, error: e });
     });
 

@@ -1,16 +1,14 @@
-/** A tiny admin client for tests: JSON in, JSON out, throws on unexpected status. */
+import { adminApi } from './admin-api.js';
+
+/** Setup helpers over `adminApi` for data-plane tests: they throw on an unexpected status and return the body. */
 export function adminClient(adminUrl: string, adminKey: string) {
+  const api = adminApi(adminUrl, adminKey);
   async function call(method: string, path: string, body?: unknown, expect?: number): Promise<any> {
-    const res = await fetch(`${adminUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${adminKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
+    const res = await api(method, path, { body });
     if (expect !== undefined ? res.status !== expect : res.status >= 400) {
-      throw new Error(`${method} ${path} -> ${res.status}: ${text}`);
+      throw new Error(`${method} ${path} -> ${res.status}: ${res.text}`);
     }
-    return text ? JSON.parse(text) : null;
+    return res.body ?? null;
   }
   return {
     call,

@@ -13,3 +13,11 @@ export function o200k(): O200k {
   loaded ??= require('gpt-tokenizer/encoding/o200k_base') as O200k;
   return loaded;
 }
+
+/** Special-token markers in user text are ordinary text for the upstream: counted as text, never rejected. */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
+/** Tokens of `text` in o200k_base (GPT-4o, GPT-4.1, o-series, GPT-5). */
+export function countTokens(text: string): number {
+  return text.length === 0 ? 0 : o200k().countTokens(text, AS_TEXT);
+}

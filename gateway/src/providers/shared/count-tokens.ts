@@ -1,18 +1,14 @@
 // Local token counts (o200k_base) for upstreams that report none: billing then marks them estimated.
-import { o200k } from '../../tokenizer/o200k.js';
+import { countTokens } from '../../tokenizer/o200k.js';
 import type { OpenAIChatMessage, OpenAIChatRequest, OpenAIEmbeddingsRequest } from '../openai-format.js';
 
-// Special-token markers in user text are counted as plain text, never rejected.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 // Chat framing per message (role, separators) and per reply, as OpenAI counts them.
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_REPLY = 3;
 // A low-detail image costs 85 tokens at OpenAI; the floor when a provider reports nothing.
 const TOKENS_PER_IMAGE = 85;
 
-export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : o200k().countTokens(text, PLAIN_TEXT);
-}
+export { countTokens };
 
 function messageText(message: OpenAIChatMessage): { text: string; images: number } {
   let text = '';
