@@ -27,6 +27,17 @@ afterAll(async () => {
   await upstream?.close();
 });
 
+/** The upstream sends its first chunk at once and holds the rest until the returned function is called. */
+function holdAfterFirstChunk(): () => void {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let calls = 0;
+  upstream.options.gate = async () => {
+    if (calls++ > 0) await held;
+  };
+  return release;
+}
+
 const price = (prompt: number, completion: number) => (prompt * 0.15 + completion * 0.6) / 1e6;
 
 async function lastTraceRequest(traceId: string) {
@@ -60,13 +71,8 @@ describe('other real clients', () => {
 
 describe('streaming and cost', () => {
   test('the first chunk reaches the client before the upstream finishes', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let calls = 0;
     // The first word goes out at once; the rest wait until the client has seen a chunk.
-    upstream.options.gate = async () => {
-      if (calls++ > 0) await held;
-    };
+    const release = holdAfterFirstChunk();
     try {
       const client = new OpenAI({ apiKey: key, baseURL: gw.baseUrl });
       const stream = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'x' }] });
@@ -102,12 +108,7 @@ describe('streaming and cost', () => {
   });
 
   test('a client that disconnects mid-stream aborts the upstream call and is billed for what was streamed', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let calls = 0;
-    upstream.options.gate = async () => {
-      if (calls++ > 0) await held;
-    };
+    const release = holdAfterFirstChunk();
     upstream.options.chunks = 50;
     try {
       const ac = new AbortController();
