@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { adminPlugin } from './admin/index.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { newRequestId } from './http/request-id.js';
-import { dataPlanePlugin } from './gateway/plugin.js';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { V1Server } from './gateway/v1-server.js';
 import type { Runtime } from './runtime.js';
 
 export interface AppOptions {
@@ -36,8 +37,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // Trace ids may be 128 characters, more once URL-encoded.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     frameworkErrors,
+    // /v1 is answered by the data plane's own node:http handler; everything else goes through Fastify.
+    serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+      const server = createServer((req, res) => (V1Server.owns(req.url) ? v1.handle(req, res) : handler(req, res)));
+      server.keepAliveTimeout = 72_000;
+      return server;
+    },
   };
+  const v1 = new V1Server(services.dataPlane, services.config.limits.gateway_body_bytes, opts.logger || undefined);
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
+  app.addHook('preClose', async () => {
+    v1.closing = true;
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
@@ -54,7 +65,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(adminPlugin, { prefix: '/api', services });
-  await app.register(dataPlanePlugin(services.dataPlane, services.config.limits.gateway_body_bytes), { prefix: '/v1' });
   const registry = services.telemetry.metrics.registry;
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -2,9 +2,25 @@
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
+// The day of the last call, remembered: every request asks for it, and it changes once a day.
+let dayFrom = 0;
+let dayTo = -1;
+let lastDayKey = '';
+
 /** `YYYY-MM-DD` of the UTC day containing `now`. */
 export function utcDayKey(now: Date): string {
-  return `${pad(now.getUTCFullYear(), 4)}-${pad(now.getUTCMonth() + 1)}-${pad(now.getUTCDate())}`;
+  const t = now.getTime();
+  if (t >= dayFrom && t < dayTo) return lastDayKey;
+  const y = now.getUTCFullYear();
+  const m = now.getUTCMonth();
+  const d = now.getUTCDate();
+  const key = `${pad(y, 4)}-${pad(m + 1)}-${pad(d)}`;
+  if (Number.isFinite(t)) {
+    dayFrom = Date.UTC(y, m, d);
+    dayTo = Date.UTC(y, m, d + 1);
+    lastDayKey = key;
+  }
+  return key;
 }
 
 /** `YYYY-MM` of the UTC month containing `now`. */
@@ -32,16 +48,32 @@ export function daysInUtcMonth(now: Date): number {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 0)).getUTCDate();
 }
 
+const keyEnds = new Map<string, number>();
+
+function remembered(key: string, compute: () => number): number {
+  let end = keyEnds.get(key);
+  if (end === undefined) {
+    end = compute();
+    if (keyEnds.size >= 1000) keyEnds.clear();
+    keyEnds.set(key, end);
+  }
+  return end;
+}
+
 /** End (exclusive, epoch ms) of the window a day key names. */
 export function dayKeyEnd(dayKey: string): number {
-  const [y, m, d] = dayKey.split('-').map(Number);
-  return Date.UTC(y, m - 1, d + 1);
+  return remembered(dayKey, () => {
+    const [y, m, d] = dayKey.split('-').map(Number);
+    return Date.UTC(y!, m! - 1, d! + 1);
+  });
 }
 
 /** End (exclusive, epoch ms) of the window a month key names. */
 export function monthKeyEnd(monthKey: string): number {
-  const [y, m] = monthKey.split('-').map(Number);
-  return Date.UTC(y, m, 1);
+  return remembered(monthKey, () => {
+    const [y, m] = monthKey.split('-').map(Number);
+    return Date.UTC(y!, m!, 1);
+  });
 }
 
 export interface BudgetFields {

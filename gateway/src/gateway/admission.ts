@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { costOf, maxOutputTokensFor, worstCaseCost } from '../accounting/cost.js';
 import { effectiveDailyLimit } from '../accounting/budget-window.js';
 import type { Counters } from '../accounting/counters/spec.js';
@@ -6,7 +6,7 @@ import type { ModelPrice, PriceTable } from '../accounting/prices.js';
 import { promptTokensUpperBound, requestedMaxOutputTokens } from '../accounting/tokens.js';
 import { AgentgwError } from '../contract/index.js';
 import type { Usage } from '../providers/spec.js';
-import { effectivePolicy } from '../policy/effective-policy.js';
+import { type EffectivePolicy, effectivePolicy } from '../policy/effective-policy.js';
 import { modelAllowed, modelNotAllowed } from '../policy/model-allowlist.js';
 import { applyPiiRules } from '../policy/pii-rules.js';
 import type { Snapshot } from '../storage/snapshot.js';
@@ -43,18 +43,13 @@ export async function admit(
   kind: 'chat' | 'embeddings',
 ): Promise<Admission> {
   const now = new Date();
-  const targets = deps.router.resolve(rawBody.model);
   ctx.model = rawBody.model;
-  ctx.provider = targets[0]!.provider.name;
-  const eff = effectivePolicy(ctx.agent, (id) => deps.snapshot.policy(id), ctx.headerPolicyId);
+  const plan = planFor(deps, ctx, rawBody.model);
+  ctx.provider = plan.provider;
+  const eff = plan.eff;
   ctx.policy = eff;
-
-  // Allow-list: each policy must allow the target; alias fallbacks that are not allowed are skipped.
-  const allowed = targets.filter((t) => eff.policies.every((p) => modelAllowed(p.allowed_models, t.id) || modelAllowed(p.allowed_models, rawBody.model)));
-  if (allowed.length === 0) {
-    const blocking = eff.policies.find((p) => !targets.some((t) => modelAllowed(p.allowed_models, t.id)));
-    throw modelNotAllowed(rawBody.model, blocking?.id ?? eff.policies[0]!.id);
-  }
+  if (plan.priced.length === 0) throw modelNotAllowed(rawBody.model, plan.blockingPolicy);
+  const priced = plan.priced;
 
   const pii = applyPiiRules(eff.policies, rawBody);
   ctx.piiTypes = pii.found;
@@ -88,7 +83,6 @@ export async function admit(
     }
   }
 
-  const priced: PricedTarget[] = allowed.map((t) => ({ ...t, price: deps.prices.lookup(t.provider.name, t.model) }));
   // Each policy's own daily limit (explicit, or its monthly budget / days in month); the tightest applies.
   let dailyLimit: number | null = null;
   for (const p of eff.policies) {
@@ -134,6 +128,46 @@ export async function admit(
   return { body, targets: priced, reservationId: res.reservationId, tpmTokens };
 }
 
+/** What admission derives from the policies and the model alone: the same for every request until a policy changes. */
+interface Plan {
+  eff: EffectivePolicy;
+  provider: string;
+  /** Targets every policy allows, with their prices, in fallback order; empty when none is allowed. */
+  priced: PricedTarget[];
+  /** The policy that refuses the model when none is allowed. */
+  blockingPolicy: string;
+}
+
+const PLAN_CACHE_LIMIT = 10_000;
+const plans = new WeakMap<DataPlaneDeps, { generation: number; byKey: Map<string, Plan> }>();
+
+/** The request's plan, from a cache that lives for one snapshot generation (any admin write starts a new one). */
+function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string): Plan {
+  let cache = plans.get(deps);
+  if (!cache || cache.generation !== deps.snapshot.generation) {
+    cache = { generation: deps.snapshot.generation, byKey: new Map() };
+    plans.set(deps, cache);
+  }
+  const key = `${ctx.agent.id}\u0000${ctx.headerPolicyId ?? ''}\u0000${model}`;
+  const hit = cache.byKey.get(key);
+  if (hit) return hit;
+  // Unknown models and foreign policies throw here, and are never cached.
+  const targets = deps.router.resolve(model);
+  const eff = effectivePolicy(ctx.agent, (id) => deps.snapshot.policy(id), ctx.headerPolicyId);
+  // Allow-list: each policy must allow the target; alias fallbacks that are not allowed are skipped.
+  const allowed = targets.filter((t) => eff.policies.every((p) => modelAllowed(p.allowed_models, t.id) || modelAllowed(p.allowed_models, model)));
+  const blocking = eff.policies.find((p) => !targets.some((t) => modelAllowed(p.allowed_models, t.id)));
+  const plan: Plan = {
+    eff,
+    provider: targets[0]!.provider.name,
+    priced: allowed.map((t) => ({ ...t, price: deps.prices.lookup(t.provider.name, t.model) })),
+    blockingPolicy: blocking?.id ?? eff.policies[0]?.id ?? '',
+  };
+  if (cache.byKey.size >= PLAN_CACHE_LIMIT) cache.byKey.clear();
+  cache.byKey.set(key, plan);
+  return plan;
+}
+
 /** Trace ids come from clients, so they are qualified with the tenant to keep tenants' traces apart. */
 export function traceKey(ctx: RequestContext): string {
   return `${ctx.agent.tenant_id}:${ctx.traceId}`;
@@ -153,7 +187,7 @@ function budgetError(which: 'daily' | 'monthly' | 'trace', limit: number, resetA
 /** The same request: same model and messages (or input), whitespace-insensitive. */
 function normalisedRequestHash(body: Record<string, unknown>): string {
   const material = JSON.stringify([body.model, body.messages ?? body.input ?? null]).replace(/\s+/g, ' ');
-  return createHash('sha256').update(material).digest('base64url').slice(0, 32);
+  return hash('sha256', material, 'base64url').slice(0, 32);
 }
 
 export function actualCost(target: PricedTarget | undefined, usage: Usage): number {

@@ -1,4 +1,3 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AgentgwError, isAgentgwError } from '../contract/index.js';
 import type { ChatStream, OpenAIChatRequest } from '../providers/spec.js';
 import { toAgentgwError } from '../http/error-handler.js';
@@ -7,17 +6,18 @@ import type { DataPlane } from './data-plane.js';
 import { ChatCompletionRequest } from './request-schemas.js';
 import { abortOnClientClose } from './client-abort.js';
 import { parseBody } from './parse-body.js';
+import { type Exchange, sendJson } from './v1-server.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
-export async function chatCompletions(dp: DataPlane, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const ctx = req.agw;
-  const body = parseBody(ChatCompletionRequest, req.body);
+export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
+  const ctx = ex.ctx;
+  const body = parseBody(ChatCompletionRequest, rawBody);
   ctx.stream = body.stream === true;
   const admission = await admit(dp, ctx, body as never, 'chat');
-  const { controller: abort, dispose } = abortOnClientClose(reply);
+  const { controller: abort, dispose } = abortOnClientClose(ex.res);
   try {
-    if (ctx.stream) await streamChat(dp, req, reply, admission, abort);
-    else await completeChat(dp, req, reply, admission, abort.signal);
+    if (ctx.stream) await streamChat(dp, ex, admission, abort);
+    else await completeChat(dp, ex, admission, abort.signal);
   } finally {
     dispose();
   }
@@ -37,8 +37,8 @@ async function withFallback<T>(targets: PricedTarget[], call: (t: PricedTarget) 
   throw last;
 }
 
-async function completeChat(dp: DataPlane, req: FastifyRequest, reply: FastifyReply, a: Admission, signal: AbortSignal): Promise<void> {
-  const ctx = req.agw;
+async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: AbortSignal): Promise<void> {
+  const ctx = ex.ctx;
   try {
     const { result, target } = await withFallback(a.targets, (t) =>
       t.provider.chat({ model: t.model, signal, requestId: ctx.requestId }, a.body as unknown as OpenAIChatRequest),
@@ -46,15 +46,15 @@ async function completeChat(dp: DataPlane, req: FastifyRequest, reply: FastifyRe
     const cost = actualCost(target, result.usage);
     await dp.settle(a, ctx, cost, result.usage);
     dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
-    await (result.raw !== undefined ? reply.code(200).type('application/json; charset=utf-8').send(result.raw) : reply.code(200).send(result.body));
+    sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
   } catch (e) {
     await dp.release(a);
     throw e;
   }
 }
 
-async function streamChat(dp: DataPlane, req: FastifyRequest, reply: FastifyReply, a: Admission, abort: AbortController): Promise<void> {
-  const ctx = req.agw;
+async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: AbortController): Promise<void> {
+  const ctx = ex.ctx;
   let stream: ChatStream;
   let target: PricedTarget;
   try {
@@ -69,8 +69,7 @@ async function streamChat(dp: DataPlane, req: FastifyRequest, reply: FastifyRepl
     throw e;
   }
   // From here on the status is sent: failures become an SSE error event, and what was streamed is billed.
-  const raw = reply.raw;
-  reply.hijack();
+  const raw = ex.res;
   raw.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -98,7 +97,7 @@ async function streamChat(dp: DataPlane, req: FastifyRequest, reply: FastifyRepl
       if (abort.signal.aborted) break;
     }
   } catch (e) {
-    if (!abort.signal.aborted) failure = toAgentgwError(e, req.log);
+    if (!abort.signal.aborted) failure = toAgentgwError(e, ex.log);
   }
   // A client that left is recorded as such, billed for what was streamed.
   if (abort.signal.aborted && isAgentgwError(abort.signal.reason)) failure = abort.signal.reason;

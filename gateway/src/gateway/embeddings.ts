@@ -1,4 +1,3 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isAgentgwError } from '../contract/index.js';
 import type { OpenAIEmbeddingsRequest } from '../providers/spec.js';
 import { actualCost, admit } from './admission.js';
@@ -6,13 +5,14 @@ import type { DataPlane } from './data-plane.js';
 import { abortOnClientClose } from './client-abort.js';
 import { parseBody } from './parse-body.js';
 import { EmbeddingsRequest } from './request-schemas.js';
+import { type Exchange, sendJson } from './v1-server.js';
 
 /** POST /v1/embeddings: the same checks as chat, no output tokens. */
-export async function embeddings(dp: DataPlane, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const ctx = req.agw;
-  const body = parseBody(EmbeddingsRequest, req.body);
+export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
+  const ctx = ex.ctx;
+  const body = parseBody(EmbeddingsRequest, rawBody);
   const a = await admit(dp, ctx, body as never, 'embeddings');
-  const { controller: abort, dispose } = abortOnClientClose(reply);
+  const { controller: abort, dispose } = abortOnClientClose(ex.res);
   try {
     let last: unknown;
     for (const t of a.targets) {
@@ -21,7 +21,7 @@ export async function embeddings(dp: DataPlane, req: FastifyRequest, reply: Fast
         const cost = actualCost(t, result.usage);
         await dp.settle(a, ctx, cost, result.usage);
         dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: t.provider.name, model: t.id });
-        await reply.code(200).send(result.body);
+        sendJson(ex, 200, JSON.stringify(result.body));
         return;
       } catch (e) {
         last = e;

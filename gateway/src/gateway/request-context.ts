@@ -21,9 +21,3 @@ export interface RequestContext {
   /** Redacted body kept for the trace when a policy opted in with the capture_bodies label. */
   capturedBody?: string;
 }
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    agw: RequestContext;
-  }
-}

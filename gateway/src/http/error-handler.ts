@@ -4,8 +4,13 @@ import { AgentgwError, isAgentgwError } from '../contract/errors.js';
 
 type Issue = { instancePath: string; message?: string; keyword: string; params?: Record<string, unknown> };
 
+/** Where a bug is logged (a pino logger, or anything with its error method). */
+export interface ErrorLog {
+  error(obj: object, msg: string): void;
+}
+
 /** One place that turns anything thrown into CONTRACT's error body. */
-export function toAgentgwError(err: unknown, log?: FastifyRequest['log']): AgentgwError {
+export function toAgentgwError(err: unknown, log?: ErrorLog): AgentgwError {
   if (isAgentgwError(err)) return err;
   const e = err as FastifyError & { validationContext?: string; validation?: Issue[] };
   if (hasZodFastifySchemaValidationErrors(e)) return validationError(e.validationContext ?? 'body', e.validation as Issue[]);

@@ -1,3 +1,4 @@
+import { hash as digest } from 'node:crypto';
 import { AgentgwError } from '../contract/index.js';
 import { KeyHasher } from '../security/keys.js';
 import type { Snapshot } from '../storage/snapshot.js';
@@ -5,7 +6,10 @@ import type { StoredAgent } from '../storage/store.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-/** Agent key -> agent, from the in-memory snapshot: one HMAC and one map look-up, no database. */
+/**
+ * Agent key -> agent, from the in-memory snapshot, no database. A key is verified once per snapshot generation with the
+ * HMAC the store keeps; after that a SHA-256 fingerprint of it finds the agent (the key itself is never kept).
+ */
 export function authenticateAgent(header: string | undefined, hasher: KeyHasher, snapshot: Snapshot): StoredAgent {
   const match = header ? BEARER.exec(header) : null;
   if (!match) {
@@ -15,10 +19,14 @@ export function authenticateAgent(header: string | undefined, hasher: KeyHasher,
   if (!key.startsWith('agk_')) {
     throw new AgentgwError('invalid_api_key', 'The API key is malformed: agent keys start with "agk_". Check the key you configured.');
   }
+  const fingerprint = digest('sha256', key, 'base64');
+  const known = snapshot.verifiedAgent(fingerprint);
+  if (known) return known;
   const hash = hasher.hash(key);
   const agent = snapshot.agentByKeyHash(hash);
   if (!agent || !KeyHasher.equal(agent.key_hash, hash)) {
     throw new AgentgwError('invalid_api_key', 'The API key is unknown or was revoked: check the key, or ask an admin to rotate it.');
   }
+  snapshot.rememberVerified(fingerprint, agent);
   return agent;
 }

@@ -91,7 +91,7 @@ export class KyselyStore implements Store {
     private readonly db: Kysely<Database>,
     readonly kind: StorageKind,
     /** A faster batch insert for usage records, where the driver offers one (SQLite: one prepared statement). */
-    private readonly usageInserter?: (rows: UsageRecordRow[]) => void,
+    private readonly usageInserter?: (rows: UsageRecord[]) => void,
   ) {}
 
   /** Keyset pagination over (created_at, id) for the simple resource tables. */
@@ -304,13 +304,13 @@ export class KyselyStore implements Store {
 
   async insertUsage(rows: UsageRecord[]) {
     if (rows.length === 0) return;
+    if (this.usageInserter) return this.usageInserter(rows);
     const values: UsageRecordRow[] = rows.map((r) => ({
       ...r,
       stream: r.stream ? 1 : 0,
       estimated: r.estimated ? 1 : 0,
       pii_types: JSON.stringify(r.pii_types),
     }));
-    if (this.usageInserter) return this.usageInserter(values);
     // A record already written (a retried flush) is skipped rather than failing the batch.
     await this.db
       .insertInto('usage_records')

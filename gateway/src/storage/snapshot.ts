@@ -13,6 +13,10 @@ export class Snapshot {
   private policies = new Map<string, Policy>();
   private maintenanceState: Maintenance = { enabled: false, message: null, since: null };
   private version = '';
+  /** Bumped on every applied load: caches derived from agents and policies are valid for one generation. */
+  private gen = 0;
+  /** Verified agent keys of this generation, by a SHA-256 fingerprint of the key (never the key itself). */
+  private verified = new Map<string, StoredAgent>();
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
   /** Loads run concurrently (a poll and a write); only a load started later than the applied one may replace it. */
@@ -60,6 +64,24 @@ export class Snapshot {
     this.policies = new Map(policies.map((p) => [p.id, p]));
     this.maintenanceState = maintenance ? JSON.parse(maintenance) : { enabled: false, message: null, since: null };
     this.version = version;
+    this.gen++;
+    this.verified = new Map();
+  }
+
+  /** Changes whenever agents, policies or maintenance may have changed. */
+  get generation(): number {
+    return this.gen;
+  }
+
+  /** The agent a key fingerprint was verified for in this generation (revoked or rotated keys drop out on reload). */
+  verifiedAgent(fingerprint: string): StoredAgent | undefined {
+    return this.verified.get(fingerprint);
+  }
+
+  rememberVerified(fingerprint: string, agent: StoredAgent): void {
+    // Bounded: a flood of distinct valid keys only costs the HMAC again.
+    if (this.verified.size >= 100_000) this.verified.clear();
+    this.verified.set(fingerprint, agent);
   }
 
   /** Call after every admin write: tells other nodes, then reloads this one before the response goes out. */

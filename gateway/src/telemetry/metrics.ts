@@ -55,15 +55,45 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'agentgw_process_' });
   }
 
+  /** Label children by provider (and outcome), resolved once: prom-client hashes the labels on every plain call. */
+  private readonly byProvider = new Map<string, ProviderMetrics>();
+  private readonly byOutcome = new Map<string, ReturnType<Counter<string>['labels']>>();
+
   observe(r: UsageRecord): void {
     const provider = r.provider ?? 'none';
-    this.requests.inc({ status: r.status, code: r.error_code ?? 'none', provider, stream: r.stream ? 'true' : 'false' });
-    this.latency.observe({ provider }, r.latency_ms / 1000);
-    if (r.ttft_ms !== null) this.ttft.observe({ provider }, r.ttft_ms / 1000);
-    if (r.prompt_tokens) this.tokens.inc({ kind: 'prompt', provider }, r.prompt_tokens);
-    if (r.completion_tokens) this.tokens.inc({ kind: 'completion', provider }, r.completion_tokens);
-    if (r.cost) this.cost.inc({ provider }, r.cost);
+    let pm = this.byProvider.get(provider);
+    if (!pm) {
+      pm = {
+        latency: this.latency.labels(provider),
+        ttft: this.ttft.labels(provider),
+        prompt: this.tokens.labels('prompt', provider),
+        completion: this.tokens.labels('completion', provider),
+        cost: this.cost.labels(provider),
+      };
+      this.byProvider.set(provider, pm);
+    }
+    const code = r.error_code ?? 'none';
+    const outcomeKey = `${r.status}|${code}|${provider}|${r.stream ? 1 : 0}`;
+    let requests = this.byOutcome.get(outcomeKey);
+    if (!requests) {
+      requests = this.requests.labels(r.status, code, provider, r.stream ? 'true' : 'false');
+      this.byOutcome.set(outcomeKey, requests);
+    }
+    requests.inc();
+    pm.latency.observe(r.latency_ms / 1000);
+    if (r.ttft_ms !== null) pm.ttft.observe(r.ttft_ms / 1000);
+    if (r.prompt_tokens) pm.prompt.inc(r.prompt_tokens);
+    if (r.completion_tokens) pm.completion.inc(r.completion_tokens);
+    if (r.cost) pm.cost.inc(r.cost);
     if (r.error_code && BUDGET_CODES.has(r.error_code)) this.budgetBlocks.inc({ code: r.error_code });
     if (r.error_code?.startsWith('upstream_')) this.upstreamErrors.inc({ provider, code: r.error_code });
   }
+}
+
+interface ProviderMetrics {
+  latency: ReturnType<Histogram<string>['labels']>;
+  ttft: ReturnType<Histogram<string>['labels']>;
+  prompt: ReturnType<Counter<string>['labels']>;
+  completion: ReturnType<Counter<string>['labels']>;
+  cost: ReturnType<Counter<string>['labels']>;
 }

@@ -80,8 +80,72 @@ export class UpstreamClient {
 
   /** Sends and parses a JSON answer, keeping its text so it can be passed on without serialising it again. */
   async sendJsonText<T>(req: UpstreamRequest): Promise<{ value: T; text: string }> {
-    const res = await this.send(req);
-    return readJsonText<T>(this.identity, res, req.signal);
+    const { statusCode, text } = await this.collect(req);
+    if (statusCode < 200 || statusCode >= 300) throw upstreamStatusError(this.identity, statusCode, text.slice(0, ERROR_BODY_LIMIT));
+    try {
+      const value = JSON.parse(text) as unknown;
+      if (value === null || typeof value !== 'object') throw new SyntaxError('not an object');
+      return { value: value as T, text };
+    } catch (err) {
+      throw upstreamFailure(this.identity, err, req.signal);
+    }
+  }
+
+  /**
+   * Sends a POST and gathers the whole answer, whatever its status, straight from the connection: no stream object,
+   * no header parsing beyond the status. An error body is cut at ERROR_BODY_LIMIT; a 2xx body is read whole.
+   */
+  private collect(req: UpstreamRequest): Promise<{ statusCode: number; text: string }> {
+    const { signal } = req;
+    const identity = this.identity;
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let statusCode = 0;
+      let abort: ((err: Error) => void) | null = null;
+      let settled = false;
+      const onAbort = () => abort?.(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      const finish = (err: unknown, text?: string) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        if (err !== null) reject(upstreamFailure(identity, err, signal));
+        else resolve({ statusCode, text: text! });
+      };
+      this.pool.dispatch(
+        { path: this.basePath + req.path, method: 'POST', headers: req.headers, body: req.body },
+        {
+          onConnect(a: (err: Error) => void) {
+            abort = a;
+            if (signal.aborted) onAbort();
+          },
+          onHeaders(status: number) {
+            statusCode = status;
+            return true;
+          },
+          onData(chunk: Buffer) {
+            // A failed call's body only feeds an error message: keep its start, drop the rest.
+            if (statusCode >= 300 && size >= ERROR_BODY_LIMIT) return true;
+            chunks.push(chunk);
+            size += chunk.length;
+            return true;
+          },
+          onComplete() {
+            finish(null, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
+          },
+          onError(err: Error) {
+            finish(err);
+          },
+          onUpgrade() {},
+          onBodySent() {},
+        } as unknown as Dispatcher.DispatchHandler,
+      );
+    });
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,207 @@
+// The data plane's HTTP front: /v1 requests are served straight from node:http, without the admin interface's framework,
+// because every microsecond here is added to every model call. Same CONTRACT behaviour: ids on every answer, the decision
+// order maintenance -> auth -> headers -> body, errors as CONTRACT bodies, every request after auth recorded.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import secureJson from 'secure-json-parse';
+import { AgentgwError, ID_PATTERN } from '../contract/index.js';
+import { type ErrorLog, toAgentgwError } from '../http/error-handler.js';
+import { newRequestId } from '../http/request-id.js';
+import { authenticateAgent } from '../policy/auth.js';
+import { chatCompletions } from './chat-completions.js';
+import type { DataPlane } from './data-plane.js';
+import { embeddings } from './embeddings.js';
+import { models } from './models.js';
+import type { RequestContext } from './request-context.js';
+
+const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const NOT_FOUND = 'the gateway serves /v1/chat/completions, /v1/embeddings and /v1/models.';
+
+/** One /v1 request and its response: what the route handlers write to. */
+export interface Exchange {
+  ctx: RequestContext;
+  res: ServerResponse;
+  log: ErrorLog | undefined;
+}
+
+type Route = 'chat' | 'embeddings' | 'models' | null;
+
+function route(method: string | undefined, url: string): Route {
+  const q = url.indexOf('?');
+  let path = q === -1 ? url : url.slice(0, q);
+  if (path.length > 4 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
+  if (path === '/v1/chat/completions') return method === 'POST' ? 'chat' : null;
+  if (path === '/v1/embeddings') return method === 'POST' ? 'embeddings' : null;
+  if (path === '/v1/models') return method === 'GET' || method === 'HEAD' ? 'models' : null;
+  return null;
+}
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Node joins repeated headers with ", "; the raw list tells a repeated header from a value with a comma. */
+function headerCount(req: IncomingMessage, name: string): number {
+  let n = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) n++;
+  return n;
+}
+
+/** Writes a JSON answer with the request and trace ids. */
+export function sendJson(ex: { ctx: { requestId: string; traceId: string }; res: ServerResponse }, status: number, text: string, extra?: Record<string, string>): void {
+  const { res, ctx } = ex;
+  if (res.headersSent || res.destroyed) return;
+  const headers: string[] = ['content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(text)), 'x-request-id', ctx.requestId, 'x-agent-trace-id', ctx.traceId];
+  if (extra) for (const k in extra) headers.push(k, extra[k]!);
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
+export class V1Server {
+  /** Set when the server starts closing: new requests are turned away with 503, those in flight finish. */
+  closing = false;
+
+  constructor(
+    private readonly dp: DataPlane,
+    private readonly bodyLimit: number,
+    private readonly log?: ErrorLog,
+  ) {}
+
+  /** True for the paths this server answers (everything under /v1). */
+  static owns(url: string | undefined): boolean {
+    return url !== undefined && url.startsWith('/v1') && (url.length === 3 || url.charCodeAt(3) === 47 || url.charCodeAt(3) === 63);
+  }
+
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const requestId = newRequestId();
+    const h = req.headers;
+    const agentTrace = one(h['x-agent-trace-id']);
+    const gatewayTrace = agentTrace === undefined ? one(h['x-gateway-trace-id']) : undefined;
+    const named = agentTrace ?? gatewayTrace;
+    const traceOk = named !== undefined && TRACE_ID.test(named);
+    const ids = { requestId, traceId: traceOk ? named : requestId };
+    let ctx: RequestContext | undefined;
+    try {
+      if (this.closing) {
+        res.setHeader('connection', 'close');
+        throw new AgentgwError('maintenance', 'The gateway is shutting down: retry in a moment (another node, or this one once restarted).', { headers: { 'retry-after': '5' } });
+      }
+      const m = this.dp.snapshot.maintenance;
+      if (m.enabled) {
+        throw new AgentgwError('maintenance', m.message ? `The gateway is in maintenance: ${m.message}` : 'The gateway is in maintenance: retry later.', {
+          headers: { 'retry-after': '60' },
+        });
+      }
+      const agent = authenticateAgent(one(h.authorization), this.dp.hasher, this.dp.snapshot);
+      const now = Date.now();
+      ctx = {
+        requestId,
+        traceId: ids.traceId,
+        traceFromClient: named !== undefined,
+        startedAt: performance.now(),
+        startedAtIso: new Date(now).toISOString(),
+        agent,
+        headerPolicyId: one(h['x-agent-policy']),
+        model: null,
+        provider: null,
+        stream: false,
+        operation: 'chat',
+        piiTypes: [],
+      };
+      const headerName = agentTrace !== undefined ? 'x-agent-trace-id' : 'x-gateway-trace-id';
+      if (named !== undefined && named.includes(',') && headerCount(req, headerName) > 1) {
+        throw new AgentgwError('invalid_header', 'Send the trace id header once: it was repeated.', { param: headerName });
+      }
+      if (named !== undefined && !traceOk) {
+        const name = agentTrace !== undefined ? 'X-Agent-Trace-Id' : 'x-gateway-trace-id';
+        throw new AgentgwError('invalid_header', `${name} must be 1-128 printable ASCII characters.`, { param: name.toLowerCase() });
+      }
+      if (ctx.headerPolicyId !== undefined && !ID_PATTERN.test(ctx.headerPolicyId)) {
+        throw new AgentgwError('invalid_header', 'X-Agent-Policy must be a policy id (lowercase letters, digits, "_" or "-").', { param: 'x-agent-policy' });
+      }
+      const which = route(req.method, req.url ?? '/');
+      if (which === null) {
+        throw new AgentgwError('route_not_found', `No route ${req.method} ${(req.url ?? '').split('?')[0]}: ${NOT_FOUND}`);
+      }
+      const ex: Exchange = { ctx, res, log: this.log };
+      if (which === 'models') {
+        models(this.dp, ex);
+        return;
+      }
+      ctx.operation = which === 'embeddings' ? 'embeddings' : 'chat';
+      this.readBody(req, res, ex, which);
+    } catch (e) {
+      this.fail(ctx, ids, res, e);
+    }
+  };
+
+  /** Answers an error and, once the caller is known, records it with its code. */
+  private fail(ctx: RequestContext | undefined, ids: { requestId: string; traceId: string }, res: ServerResponse, e: unknown): void {
+    const err = toAgentgwError(e, this.log);
+    if (ctx) this.dp.record(ctx, { httpStatus: err.status, error: err });
+    if (res.headersSent) {
+      // A stream already started: nothing more can be said over HTTP.
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    sendJson({ ctx: ids, res }, err.status, JSON.stringify(err.toBody()), err.headers);
+  }
+
+  private readBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, which: 'chat' | 'embeddings'): void {
+    const h = req.headers;
+    const type = h['content-type'];
+    const declared = h['content-length'];
+    if (type === undefined && h['transfer-encoding'] === undefined && (declared === undefined || declared === '0')) {
+      this.dispatch(ex, which, undefined);
+      return;
+    }
+    const semi = type === undefined ? -1 : type.indexOf(';');
+    const media = type === undefined ? '' : (semi === -1 ? type : type.slice(0, semi)).trim().toLowerCase();
+    if (media !== 'application/json') {
+      throw new AgentgwError('invalid_header', 'Unsupported Content-Type: send the body as JSON with Content-Type: application/json.', { param: 'content-type' });
+    }
+    if (declared !== undefined && Number(declared) > this.bodyLimit) {
+      res.setHeader('connection', 'close');
+      throw new AgentgwError('body_too_large', 'The request body is too large: send a smaller body.');
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > this.bodyLimit && !failed) {
+        failed = true;
+        req.off('data', onData);
+        res.setHeader('connection', 'close');
+        this.fail(ex.ctx, ex.ctx, res, new AgentgwError('body_too_large', 'The request body is too large: send a smaller body.'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => {
+      if (failed) return;
+      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
+      try {
+        if (text.length === 0) throw new SyntaxError('empty body');
+        // Rejects __proto__ and constructor.prototype keys, as the admin interface does.
+        body = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+      } catch {
+        this.fail(ex.ctx, ex.ctx, res, new AgentgwError('invalid_json', 'The request body is not valid JSON: send one JSON object with Content-Type: application/json.'));
+        return;
+      }
+      this.dispatch(ex, which, body);
+    });
+    req.on('error', () => {
+      // The client's connection broke mid-body: nobody is left to answer.
+      failed = true;
+    });
+  }
+
+  private dispatch(ex: Exchange, which: 'chat' | 'embeddings', body: unknown): void {
+    const run = which === 'chat' ? chatCompletions(this.dp, ex, body) : embeddings(this.dp, ex, body);
+    run.catch((e: unknown) => this.fail(ex.ctx, ex.ctx, ex.res, e));
+  }
+}
