@@ -7,7 +7,6 @@ import type {
   OpenAIEmbeddingsRequest,
   OpenAIEmbeddingsResponse,
 } from '../openai-format.js';
-import { createChatStream } from '../shared/chat-stream.js';
 import { countTokens, estimateEmbeddingTokens, estimatePromptTokens } from '../shared/count-tokens.js';
 import { contentText } from '../shared/message-content.js';
 import { fromOpenAIUsage, toOpenAIUsage } from '../shared/openai-usage.js';
@@ -15,7 +14,7 @@ import { StreamMeter } from '../shared/stream-meter.js';
 import { badUpstreamResponse } from '../shared/upstream-failure.js';
 import type { UpstreamClient } from '../shared/upstream-client.js';
 import type { CallContext, ChatResult, ChatStream, EmbeddingsResult, ProviderAdapter, Usage } from '../spec.js';
-import { openAIChunkText, openAIStreamFrames, type OpenAIStreamState } from './openai-stream-frames.js';
+import { OpenAIFrameTranslator, openAIChunkText } from './openai-stream-frames.js';
 
 /** Where an OpenAI-format upstream keeps its endpoints and how it authenticates. */
 export interface OpenAIRoute {
@@ -75,22 +74,16 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     const { client, route, streamUsage } = this.options;
     const includeUsage = ctx.includeUsage ?? body.stream_options?.include_usage === true;
     const streamOptions = streamUsage ? { ...body.stream_options, include_usage: true } : body.stream_options ?? undefined;
-    const response = await client.send({
-      path: route.chatPath(ctx.model),
-      headers: route.headers,
-      body: JSON.stringify({ ...body, model: ctx.model, stream: true, stream_options: streamOptions }),
-      signal: ctx.signal,
-    });
     const meter = new StreamMeter(() => estimatePromptTokens(body), openAIChunkText);
-    const state: OpenAIStreamState = { finishReason: null };
-    return createChatStream({
-      identity: client.identity,
-      response,
-      signal: ctx.signal,
-      meter,
-      frames: openAIStreamFrames(client.identity, response.body, meter, includeUsage, state),
-      finishReason: () => state.finishReason,
-    });
+    return client.openFrames(
+      {
+        path: route.chatPath(ctx.model),
+        headers: route.headers,
+        body: JSON.stringify({ ...body, model: ctx.model, stream: true, stream_options: streamOptions }),
+        signal: ctx.signal,
+      },
+      { meter, translator: new OpenAIFrameTranslator(client.identity, meter, includeUsage) },
+    );
   }
 
   async embeddings(ctx: CallContext, body: OpenAIEmbeddingsRequest): Promise<EmbeddingsResult> {

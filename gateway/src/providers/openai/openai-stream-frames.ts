@@ -4,16 +4,12 @@ import type { OpenAIChatCompletionChunk } from '../openai-format.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { fromOpenAIUsage, toOpenAIUsage } from '../shared/openai-usage.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
-import { sseEvents } from '../shared/sse-events.js';
+import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
 import { badUpstreamResponse } from '../shared/upstream-failure.js';
-import type { Readable } from 'node:stream';
+import type { EventSourceMessage } from 'eventsource-parser';
 
 const FINISH_REASON = /"finish_reason":\s*"(\w+)"/;
-
-export interface OpenAIStreamState {
-  finishReason: string | null;
-}
 
 /** Index of the `{` of a `"usage": {...}` member, or -1 (`"usage":null` on ordinary chunks does not count). */
 function usageObjectAt(data: string): number {
@@ -25,53 +21,62 @@ function usageObjectAt(data: string): number {
   return data.charCodeAt(i) === 123 ? i : -1;
 }
 
-export async function* openAIStreamFrames(
-  identity: ProviderIdentity,
-  body: Readable,
-  meter: StreamMeter,
-  includeUsage: boolean,
-  state: OpenAIStreamState,
-): AsyncGenerator<string> {
-  let events = 0;
-  let usageSent = false;
-  let firstChunk: string | undefined;
-  for await (const event of sseEvents(body)) {
-    const data = event.data;
-    if (data === '[DONE]') continue;
-    events++;
-    if (event.event === 'error' || data.startsWith('{"error"')) {
-      const detail = sanitizeUpstreamMessage(identity, extractUpstreamMessage(data).message);
-      throw new AgentgwError('upstream_unavailable', `Provider "${identity.name}" failed mid-stream${detail ? `: ${detail}` : '.'}`);
-    }
-    firstChunk ??= data;
-    const finish = FINISH_REASON.exec(data);
-    if (finish) state.finishReason = finish[1];
+/** OpenAI-format events to client frames: passed through as they are, except the usage chunk, which is billed and kept or dropped. */
+export class OpenAIFrameTranslator implements FrameTranslator {
+  private events = 0;
+  private usageSent = false;
+  private firstChunk: string | undefined;
+  private finish: string | null = null;
 
+  constructor(
+    private readonly identity: ProviderIdentity,
+    private readonly meter: StreamMeter,
+    private readonly includeUsage: boolean,
+  ) {}
+
+  finishReason(): string | null {
+    return this.finish;
+  }
+
+  event(event: EventSourceMessage): string | null {
+    const data = event.data;
+    if (data === '[DONE]') return null;
+    this.events++;
+    if (event.event === 'error' || data.startsWith('{"error"')) {
+      const detail = sanitizeUpstreamMessage(this.identity, extractUpstreamMessage(data).message);
+      throw new AgentgwError('upstream_unavailable', `Provider "${this.identity.name}" failed mid-stream${detail ? `: ${detail}` : '.'}`);
+    }
+    this.firstChunk ??= data;
+    const finish = FINISH_REASON.exec(data);
+    if (finish) this.finish = finish[1]!;
     if (usageObjectAt(data) !== -1) {
       const chunk = JSON.parse(data) as OpenAIChatCompletionChunk & { x_groq?: { usage?: unknown } };
       const standard = fromOpenAIUsage(chunk.usage);
       // Groq reports usage under x_groq when stream_options is not honoured.
       const usage = standard ?? fromOpenAIUsage(chunk.x_groq?.usage);
-      if (usage) meter.report(usage);
-      if (standard && includeUsage) usageSent = true;
+      if (usage) this.meter.report(usage);
+      if (standard && this.includeUsage) this.usageSent = true;
       else if (standard) {
         // The client did not ask for usage: drop a usage-only chunk, strip it from one that also carries choices.
-        if (!chunk.choices?.length) continue;
+        if (!chunk.choices?.length) return null;
         delete chunk.usage;
-        meter.addRawChunk(data);
-        yield `data: ${JSON.stringify(chunk)}\n\n`;
-        continue;
+        this.meter.addRawChunk(data);
+        return `data: ${JSON.stringify(chunk)}\n\n`;
       }
     }
-    meter.addRawChunk(data);
-    yield `data: ${data}\n\n`;
+    this.meter.addRawChunk(data);
+    return `data: ${data}\n\n`;
   }
-  if (events === 0) throw badUpstreamResponse(identity, 'ended the stream without sending any event.');
-  if (includeUsage && !usageSent && firstChunk) {
-    // The upstream reported no usage but the client asked for it: send the estimate in the usual final chunk.
-    const head = JSON.parse(firstChunk) as OpenAIChatCompletionChunk;
-    const chunk = { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, choices: [], usage: toOpenAIUsage(meter.usage()) };
-    yield `data: ${JSON.stringify(chunk)}\n\n`;
+
+  end(): string | null {
+    if (this.events === 0) throw badUpstreamResponse(this.identity, 'ended the stream without sending any event.');
+    if (this.includeUsage && !this.usageSent && this.firstChunk) {
+      // The upstream reported no usage but the client asked for it: send the estimate in the usual final chunk.
+      const head = JSON.parse(this.firstChunk) as OpenAIChatCompletionChunk;
+      const chunk = { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, choices: [], usage: toOpenAIUsage(this.meter.usage()) };
+      return `data: ${JSON.stringify(chunk)}\n\n`;
+    }
+    return null;
   }
 }
 

@@ -2,6 +2,9 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Pool, type Dispatcher } from 'undici';
 import type { ProviderIdentity } from './provider-identity.js';
+import type { ChatStream } from '../spec.js';
+import { FrameStream, type FrameTranslator } from './frame-stream.js';
+import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
 import { upstreamStatusError } from './upstream-status-error.js';
 
@@ -71,6 +74,18 @@ export class UpstreamClient {
     if (res.statusCode >= 200 && res.statusCode < 300) return res;
     const text = await readLimitedText(res.body, ERROR_BODY_LIMIT);
     throw upstreamStatusError(this.identity, res.statusCode, text);
+  }
+
+  /**
+   * Sends a POST whose answer is a stream of server-sent events, translated frame by frame as each network chunk arrives.
+   * Resolves once the upstream answered 2xx (so a failure before the first byte can still fall back), rejects otherwise.
+   */
+  openFrames(req: UpstreamRequest, parts: { meter: StreamMeter; translator: FrameTranslator }): Promise<ChatStream> {
+    return FrameStream.open(
+      this.pool,
+      { path: this.basePath + req.path, headers: req.headers, body: req.body },
+      { identity: this.identity, signal: req.signal, meter: parts.meter, translator: parts.translator },
+    );
   }
 
   /** Sends and parses a JSON answer. */
