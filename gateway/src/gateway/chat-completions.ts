@@ -5,13 +5,15 @@ import { type Admission, type PricedTarget, actualCost, admit } from './admissio
 import type { DataPlane } from './data-plane.js';
 import { ChatCompletionRequest } from './request-schemas.js';
 import { abortOnClientClose } from './client-abort.js';
+import { fastValidChat } from './fast-validate.js';
 import { parseBody } from './parse-body.js';
 import { type Exchange, sendJson } from './v1-server.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
 export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
   const ctx = ex.ctx;
-  const body = parseBody(ChatCompletionRequest, rawBody);
+  // Ordinary bodies pass the hand-written check; anything else (and every error message) is zod's.
+  const body = fastValidChat(rawBody) ? (rawBody as ChatCompletionRequest) : parseBody(ChatCompletionRequest, rawBody);
   ctx.stream = body.stream === true;
   const admission = await admit(dp, ctx, body as never, 'chat');
   const { controller: abort, dispose } = abortOnClientClose(ex.res);
@@ -44,9 +46,10 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: A
       t.provider.chat({ model: t.model, signal, requestId: ctx.requestId }, a.body as unknown as OpenAIChatRequest),
     );
     const cost = actualCost(target, result.usage);
-    await dp.settle(a, ctx, cost, result.usage);
-    dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
+    // The answer goes first: settling the budget hold (a round trip with Redis) adds nothing to the caller's wait.
     sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
+    dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
+    await dp.settle(a, ctx, cost, result.usage);
   } catch (e) {
     await dp.release(a);
     throw e;
@@ -103,7 +106,6 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Abor
   if (abort.signal.aborted && isAgentgwError(abort.signal.reason)) failure = abort.signal.reason;
   const usage = stream.usage();
   const cost = actualCost(target, usage);
-  await dp.settle(a, ctx, cost, usage);
   if (!abort.signal.aborted && !raw.destroyed) {
     if (failure) raw.write(`data: ${JSON.stringify(failure.toBody())}\n\n`);
     raw.end('data: [DONE]\n\n');
@@ -117,6 +119,7 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Abor
     provider: target.provider.name,
     model: target.id,
   });
+  await dp.settle(a, ctx, cost, usage);
 }
 
 function waitForDrain(raw: NodeJS.WritableStream, signal: AbortSignal): Promise<void> {

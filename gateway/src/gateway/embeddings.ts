@@ -3,6 +3,7 @@ import type { OpenAIEmbeddingsRequest } from '../providers/spec.js';
 import { actualCost, admit } from './admission.js';
 import type { DataPlane } from './data-plane.js';
 import { abortOnClientClose } from './client-abort.js';
+import { fastValidEmbeddings } from './fast-validate.js';
 import { parseBody } from './parse-body.js';
 import { EmbeddingsRequest } from './request-schemas.js';
 import { type Exchange, sendJson } from './v1-server.js';
@@ -10,7 +11,7 @@ import { type Exchange, sendJson } from './v1-server.js';
 /** POST /v1/embeddings: the same checks as chat, no output tokens. */
 export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
   const ctx = ex.ctx;
-  const body = parseBody(EmbeddingsRequest, rawBody);
+  const body = fastValidEmbeddings(rawBody) ? (rawBody as EmbeddingsRequest) : parseBody(EmbeddingsRequest, rawBody);
   const a = await admit(dp, ctx, body as never, 'embeddings');
   const { controller: abort, dispose } = abortOnClientClose(ex.res);
   try {
@@ -19,9 +20,9 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
       try {
         const result = await t.provider.embeddings({ model: t.model, signal: abort.signal, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest);
         const cost = actualCost(t, result.usage);
-        await dp.settle(a, ctx, cost, result.usage);
-        dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: t.provider.name, model: t.id });
         sendJson(ex, 200, JSON.stringify(result.body));
+        dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: t.provider.name, model: t.id });
+        await dp.settle(a, ctx, cost, result.usage);
         return;
       } catch (e) {
         last = e;
