@@ -1,10 +1,10 @@
 import { dayKeyEnd, monthKeyEnd, monthKeyOfDay, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from '../budget-window.js';
+import { RepeatTracker } from './repeat-tracker.js';
 import { minuteOf, RATE_WINDOW_MS, rateLimitExceeded, refusal, tokenCount } from './sliding-window.js';
 import {
   DEFAULT_RESERVATION_RECORD_TTL_MS,
   DEFAULT_RESERVATION_TTL_MS,
   DEFAULT_TRACE_TTL_MS,
-  MAX_REPEATS_TRACKED,
   type CounterOptions,
   type Counters,
   type RateLimitRequest,
@@ -41,11 +41,6 @@ interface Rate {
   curTokens: number;
 }
 
-interface Repeats {
-  windowMs: number;
-  times: number[];
-}
-
 const SWEEP_INTERVAL_MS = 60_000;
 
 /**
@@ -60,7 +55,8 @@ export class MemoryCounters implements Counters {
   /** Expired holds, kept so a late settle still records its cost. */
   private readonly lapsed = new Map<string, Hold>();
   private readonly rates = new Map<string, Rate>();
-  private readonly repeats = new Map<string, Repeats>();
+  /** Retry-block sightings per (key, window), 15-24 bytes a key seen once (12-byte slots at load 0.5-0.8): see RepeatTracker. */
+  private readonly repeats = new RepeatTracker();
   private readonly holdTtl: number;
   private readonly recordTtl: number;
   private readonly traceTtl: number;
@@ -147,20 +143,17 @@ export class MemoryCounters implements Counters {
   async countRepeat(req: RepeatRequest): Promise<number> {
     const now = req.now.getTime();
     this.maintain(now);
-    const windowMs = req.windowSeconds * 1000;
-    let r = this.repeats.get(req.key);
-    if (!r) {
-      r = { windowMs, times: [] };
-      this.repeats.set(req.key, r);
-    }
-    r.windowMs = windowMs;
-    const cutoff = now - windowMs;
-    let drop = 0;
-    while (drop < r.times.length && r.times[drop] <= cutoff) drop++;
-    if (drop > 0) r.times.splice(0, drop);
-    r.times.push(now);
-    if (r.times.length > MAX_REPEATS_TRACKED) r.times.splice(0, r.times.length - MAX_REPEATS_TRACKED);
-    return r.times.length;
+    return this.repeats.count(req.key, req.windowSeconds * 1000, now);
+  }
+
+  /** Retry-block entries held (keys per window not yet swept): for tests and measurements. */
+  repeatEntries(): number {
+    return this.repeats.entries();
+  }
+
+  /** Retry-block table sizes: entries, entries with exact times (seen more than once), table slots of 12 bytes. */
+  repeatStats(): { entries: number; multi: number; slots: number } {
+    return this.repeats.stats();
   }
 
   async seed(rows: SeedRows): Promise<void> {
@@ -253,10 +246,7 @@ export class MemoryCounters implements Counters {
     for (const [key, w] of this.windows) if (w.expiresAt <= now && w.reserved === 0) this.windows.delete(key);
     const minute = Math.floor(now / RATE_WINDOW_MS);
     for (const [key, r] of this.rates) if (r.minute < minute - 1) this.rates.delete(key);
-    for (const [key, r] of this.repeats) {
-      const last = r.times[r.times.length - 1];
-      if (last === undefined || last <= now - r.windowMs) this.repeats.delete(key);
-    }
+    this.repeats.sweep(now);
   }
 }
 
