@@ -35,12 +35,22 @@ export function forkServer(script, env = {}) {
   });
 }
 
+/**
+ * The node flags the agentgw launcher runs with (its `#!/usr/bin/env -S node ...` line), so the bench measures the gateway
+ * as it is started in use.
+ */
+export function launcherNodeFlags() {
+  const first = readFileSync(AGENTGW_BIN, 'utf8').split('\n', 1)[0];
+  const m = /^#!\/usr\/bin\/env\s+-S\s+node\s*(.*)$/.exec(first);
+  return m ? m[1].split(/\s+/).filter(Boolean) : [];
+}
+
 const LISTENING = /agentgw listening: admin (\S+)\/api, gateway (\S+)\/v1/;
 
 /** Runs `agentgw serve --config FILE --port 0` and resolves once it prints its addresses. */
 export function spawnGateway({ configPath, adminKey, nodeArgs = [] }) {
   const child = track(
-    spawn(process.execPath, [...nodeArgs, AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
+    spawn(process.execPath, [...launcherNodeFlags(), ...nodeArgs, AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
       env: { ...process.env, AGENTGW_ADMIN_KEY: adminKey },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),

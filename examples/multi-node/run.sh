@@ -10,7 +10,7 @@ npm run build --silent
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
 for port in 8081 8082 8083; do
-  node cli/dist/bin.js serve --port "$port" &
+  ./cli/dist/bin.js serve --port "$port" &
   pids+=($!)
 done
 wait

@@ -73,13 +73,13 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Abor
   }
   // From here on the status is sent: failures become an SSE error event, and what was streamed is billed.
   const raw = ex.res;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-request-id': ctx.requestId,
-    'x-agent-trace-id': ctx.traceId,
-  });
+  raw.writeHead(200, [
+    'content-type', 'text/event-stream; charset=utf-8',
+    'cache-control', 'no-cache',
+    'connection', 'keep-alive',
+    'x-request-id', ctx.requestId,
+    'x-agent-trace-id', ctx.traceId,
+  ]);
   let ttft: number | null = null;
   let failure: AgentgwError | undefined;
   try {
@@ -88,15 +88,18 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Abor
       corked = false;
       raw.uncork();
     };
-    for await (const frame of stream) {
+    for await (const first of stream) {
       if (ttft === null) ttft = performance.now() - ctx.startedAt;
-      // Frames parsed from one upstream read leave in one socket write; the next tick sends them, so none waits longer.
+      // Frames parsed from the same upstream read go out in one write.
+      const rest = stream.takeReady?.();
+      const frames = rest ? first + rest : first;
+      // Writes within one turn leave in one socket write; the next tick sends them, so none waits longer.
       if (!corked) {
         corked = true;
         raw.cork();
         process.nextTick(uncork);
       }
-      if (!raw.write(frame)) await waitForDrain(raw, abort.signal);
+      if (!raw.write(frames)) await waitForDrain(raw, abort.signal);
       if (abort.signal.aborted) break;
     }
   } catch (e) {

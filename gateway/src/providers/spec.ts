@@ -50,6 +50,11 @@ export interface ChatStream extends AsyncIterable<string> {
   usage(): Usage;
   /** The finish_reason seen so far (null until the upstream sends one). */
   finishReason(): string | null;
+  /**
+   * Optional: every frame already parsed and waiting, joined, taken out of the stream (null when none waits), so a caller
+   * can send what one upstream read produced in one write. The frames are not yielded again.
+   */
+  takeReady?(): string | null;
 }
 
 export interface EmbeddingsResult {

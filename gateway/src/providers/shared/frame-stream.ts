@@ -232,6 +232,18 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
     });
   }
 
+  takeReady(): string | null {
+    if (this.signal.aborted || this.head >= this.queue.length) return null;
+    const out = this.head === 0 ? this.queue.join('') : this.queue.slice(this.head).join('');
+    this.queue.length = 0;
+    this.head = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.resumeUpstream?.();
+    }
+    return out;
+  }
+
   /** The consumer stopped early (break): release the upstream connection. */
   return(): Promise<Step> {
     this.stop(true);
