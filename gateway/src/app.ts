@@ -6,6 +6,7 @@ import { adminPlugin } from './admin/index.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { newRequestId } from './http/request-id.js';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import { V1Server } from './gateway/v1-server.js';
 import type { Runtime } from './runtime.js';
 
@@ -39,15 +40,38 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     frameworkErrors,
     // /v1 is answered by the data plane's own node:http handler; everything else goes through Fastify.
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-      const server = createServer((req, res) => (V1Server.owns(req.url) ? v1.handle(req, res) : handler(req, res)));
+      const server = createServer((req, res) => {
+        busy.add(req.socket);
+        res.once('close', () => busy.delete(req.socket));
+        if (V1Server.owns(req.url)) v1.handle(req, res);
+        else handler(req, res);
+      });
       server.keepAliveTimeout = 72_000;
+      server.on('connection', (socket: Socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      });
       return server;
     },
+  };
+  // Connections without a request in progress (idle keep-alive ones, and ones a client opened but never used) are closed
+  // on shutdown; those with a request in progress finish it first, then go too.
+  const sockets = new Set<Socket>();
+  const busy = new Set<Socket>();
+  let reaper: NodeJS.Timeout | undefined;
+  const reap = () => {
+    for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
   };
   const v1 = new V1Server(services.dataPlane, services.config.limits.gateway_body_bytes, opts.logger || undefined);
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
   app.addHook('preClose', async () => {
     v1.closing = true;
+    reap();
+    reaper = setInterval(reap, 50);
+    reaper.unref();
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(reaper);
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

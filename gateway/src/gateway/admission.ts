@@ -184,10 +184,15 @@ function budgetError(which: 'daily' | 'monthly' | 'trace', limit: number, resetA
   return new AgentgwError(code, `The ${which} budget of $${limit} is spent: it resets at ${headers['x-agentgw-budget-reset']}, or ask an admin to raise it.`, { headers });
 }
 
+/** Runs of blanks in the JSON text: whitespace, and the escapes JSON writes for tabs and line breaks. */
+const BLANKS = /(?:\s|\\[nrt])+/g;
+/** Anything BLANKS would change: whitespace other than a single space, two spaces, an escaped tab or line break. */
+const UNNORMALISED = /[^\S ]| {2}|\\[nrt]/;
+
 /** The same request: same model and messages (or input), whitespace-insensitive. */
 function normalisedRequestHash(body: Record<string, unknown>): string {
-  const material = JSON.stringify([body.model, body.messages ?? body.input ?? null]).replace(/\s+/g, ' ');
-  return hash('sha256', material, 'base64url').slice(0, 32);
+  const material = JSON.stringify([body.model, body.messages ?? body.input ?? null]);
+  return hash('sha256', UNNORMALISED.test(material) ? material.replace(BLANKS, ' ') : material, 'base64url').slice(0, 32);
 }
 
 export function actualCost(target: PricedTarget | undefined, usage: Usage): number {

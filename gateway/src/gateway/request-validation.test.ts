@@ -99,6 +99,18 @@ describe('findings fixed in the request path', () => {
     expect(statuses).toEqual([200, 200, 200, 403]);
   });
 
+  test('retry_block sees through whitespace: runs of spaces, tabs and other blanks count as one space', async () => {
+    const key = await keyWith({ rules: { retry_block: { max_repeats: 3, window_seconds: 60 } } });
+    const headers = { 'x-agent-trace-id': 'blank-variants' };
+    const statuses = [];
+    for (const text of ['loop again', 'loop  again', 'loop\tagain', 'loop\u00a0again']) {
+      statuses.push((await post(key, { model: 'openai/gpt-4o-mini', messages: msg(text) }, headers)).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 403]);
+    // A different text is a different request.
+    expect((await post(key, { model: 'openai/gpt-4o-mini', messages: msg('loop again!') }, headers)).status).toBe(200);
+  });
+
   test('unknown /v1 paths carry the request and trace ids; a repeated trace header is 400', async () => {
     const key = await keyWith({});
     const res = await request(`${gw.baseUrl}/nothing`, { headers: { authorization: `Bearer ${key}`, 'x-agent-trace-id': 't-404' } });

@@ -99,3 +99,18 @@ describe('/v1 requests that are not well-formed get a CONTRACT error with the re
     expect(r.status).toBe(200);
   });
 });
+
+describe('shutdown', () => {
+  test('a connection the client opened but never used does not hold up close()', async () => {
+    const { connect } = await import('node:net');
+    const other = await startTestGateway({ config: { providers: { mock: { type: 'mock' } } } });
+    const port = Number(new URL(other.url).port);
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const closedByServer = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // Without the reaper, close() waits for the server's headers timeout (a minute): the test would time out.
+    await other.close();
+    await closedByServer;
+    expect(socket.destroyed).toBe(true);
+  });
+});
