@@ -41,8 +41,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // /v1 is answered by the data plane's own node:http handler; everything else goes through Fastify.
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
       const server = createServer((req, res) => {
-        busy.add(req.socket);
-        res.once('close', () => busy.delete(req.socket));
+        const socket = req.socket;
+        busy.set(socket, (busy.get(socket) ?? 0) + 1);
+        inFlight.add(res);
+        res.once('close', () => {
+          inFlight.delete(res);
+          const n = (busy.get(socket) ?? 1) - 1;
+          if (n > 0) busy.set(socket, n);
+          else busy.delete(socket);
+        });
+        // Once shutdown has begun, every answer tells the client not to reuse the connection.
+        if (v1.closing) res.setHeader('connection', 'close');
         if (V1Server.owns(req.url)) v1.handle(req, res);
         else handler(req, res);
       });
@@ -57,7 +66,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Connections without a request in progress (idle keep-alive ones, and ones a client opened but never used) are closed
   // on shutdown; those with a request in progress finish it first, then go too.
   const sockets = new Set<Socket>();
-  const busy = new Set<Socket>();
+  /** Requests in progress per connection (pipelined requests count one each). */
+  const busy = new Map<Socket, number>();
+  const inFlight = new Set<ServerResponse>();
   let reaper: NodeJS.Timeout | undefined;
   const reap = () => {
     for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
@@ -66,6 +77,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
   app.addHook('preClose', async () => {
     v1.closing = true;
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
     reap();
     reaper = setInterval(reap, 50);
     reaper.unref();

@@ -148,7 +148,14 @@ function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string): Plan 
     cache = { generation: deps.snapshot.generation, byKey: new Map() };
     plans.set(deps, cache);
   }
-  const key = `${ctx.agent.id}\u0000${ctx.headerPolicyId ?? ''}\u0000${model}`;
+  // The agent as this generation knows it: its policy may have changed, or its key been revoked, since the headers came.
+  const current = deps.snapshot.agentByKeyHash(ctx.agent.key_hash);
+  if (!current || current.id !== ctx.agent.id) {
+    throw new AgentgwError('invalid_api_key', 'The API key is unknown or was revoked: check the key, or ask an admin to rotate it.');
+  }
+  ctx.agent = current;
+  // Keyed by what the plan is made of, never by who asked: two agents with the same policy share a plan.
+  const key = `${current.tenant_id}\u0000${current.policy_id ?? ''}\u0000${ctx.headerPolicyId ?? ''}\u0000${model}`;
   const hit = cache.byKey.get(key);
   if (hit) return hit;
   // Unknown models and foreign policies throw here, and are never cached.
@@ -184,15 +191,20 @@ function budgetError(which: 'daily' | 'monthly' | 'trace', limit: number, resetA
   return new AgentgwError(code, `The ${which} budget of $${limit} is spent: it resets at ${headers['x-agentgw-budget-reset']}, or ask an admin to raise it.`, { headers });
 }
 
-/** Runs of blanks in the JSON text: whitespace, and the escapes JSON writes for tabs and line breaks. */
-const BLANKS = /(?:\s|\\[nrt])+/g;
-/** Anything BLANKS would change: whitespace other than a single space, two spaces, an escaped tab or line break. */
-const UNNORMALISED = /[^\S ]| {2}|\\[nrt]/;
+/**
+ * Whether the JSON text may hold whitespace other than single spaces inside its strings: raw blanks (JSON leaves most
+ * Unicode spaces as they are), two spaces, or the escapes JSON writes for tabs, line breaks and other control blanks.
+ * A false alarm (a literal backslash before an n) only costs the slower exact path.
+ */
+const MAYBE_UNNORMALISED = /[^\S ]| {2}|\\[nrtf]|\\u000[bB]/;
+const normaliseStrings = (_key: string, value: unknown) => (typeof value === 'string' ? value.replace(/\s+/g, ' ') : value);
 
-/** The same request: same model and messages (or input), whitespace-insensitive. */
+/** The same request: same model and messages (or input), with every run of whitespace in their texts read as one space. */
 function normalisedRequestHash(body: Record<string, unknown>): string {
-  const material = JSON.stringify([body.model, body.messages ?? body.input ?? null]);
-  return hash('sha256', UNNORMALISED.test(material) ? material.replace(BLANKS, ' ') : material, 'base64url').slice(0, 32);
+  const subject = [body.model, body.messages ?? body.input ?? null];
+  let material = JSON.stringify(subject);
+  if (MAYBE_UNNORMALISED.test(material)) material = JSON.stringify(subject, normaliseStrings);
+  return hash('sha256', material, 'base64url').slice(0, 32);
 }
 
 export function actualCost(target: PricedTarget | undefined, usage: Usage): number {

@@ -1,5 +1,5 @@
 import { AgentgwError, isAgentgwError } from '../contract/index.js';
-import type { ChatStream, OpenAIChatRequest } from '../providers/spec.js';
+import type { ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
 import { toAgentgwError } from '../http/error-handler.js';
 import { type Admission, type PricedTarget, actualCost, admit } from './admission.js';
 import type { DataPlane } from './data-plane.js';
@@ -41,19 +41,21 @@ async function withFallback<T>(targets: PricedTarget[], call: (t: PricedTarget) 
 
 async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: AbortSignal): Promise<void> {
   const ctx = ex.ctx;
+  let answer: { result: ChatResult; target: PricedTarget };
   try {
-    const { result, target } = await withFallback(a.targets, (t) =>
+    answer = await withFallback(a.targets, (t) =>
       t.provider.chat({ model: t.model, signal, requestId: ctx.requestId }, a.body as unknown as OpenAIChatRequest),
     );
-    const cost = actualCost(target, result.usage);
-    // The answer goes first: settling the budget hold (a round trip with Redis) adds nothing to the caller's wait.
-    sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
-    dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
-    await dp.settle(a, ctx, cost, result.usage);
   } catch (e) {
     await dp.release(a);
     throw e;
   }
+  const { result, target } = answer;
+  const cost = actualCost(target, result.usage);
+  // The answer goes first: settling the budget hold (a round trip with Redis) adds nothing to the caller's wait.
+  sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
+  dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
+  await dp.settle(a, ctx, cost, result.usage);
 }
 
 async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: AbortController): Promise<void> {
@@ -76,7 +78,6 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Abor
   raw.writeHead(200, [
     'content-type', 'text/event-stream; charset=utf-8',
     'cache-control', 'no-cache',
-    'connection', 'keep-alive',
     'x-request-id', ctx.requestId,
     'x-agent-trace-id', ctx.traceId,
   ]);

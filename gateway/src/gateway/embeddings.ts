@@ -1,6 +1,6 @@
 import { isAgentgwError } from '../contract/index.js';
-import type { OpenAIEmbeddingsRequest } from '../providers/spec.js';
-import { actualCost, admit } from './admission.js';
+import type { EmbeddingsResult, OpenAIEmbeddingsRequest } from '../providers/spec.js';
+import { type PricedTarget, actualCost, admit } from './admission.js';
 import type { DataPlane } from './data-plane.js';
 import { abortOnClientClose } from './client-abort.js';
 import { fastValidEmbeddings } from './fast-validate.js';
@@ -16,21 +16,25 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
   const { controller: abort, dispose } = abortOnClientClose(ex.res);
   try {
     let last: unknown;
+    let answered: { result: EmbeddingsResult; target: PricedTarget } | undefined;
     for (const t of a.targets) {
       try {
-        const result = await t.provider.embeddings({ model: t.model, signal: abort.signal, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest);
-        const cost = actualCost(t, result.usage);
-        sendJson(ex, 200, JSON.stringify(result.body));
-        dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: t.provider.name, model: t.id });
-        await dp.settle(a, ctx, cost, result.usage);
-        return;
+        answered = { result: await t.provider.embeddings({ model: t.model, signal: abort.signal, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest), target: t };
+        break;
       } catch (e) {
         last = e;
         if (!(isAgentgwError(e) && e.isRetryable)) break;
       }
     }
-    await dp.release(a);
-    throw last;
+    if (!answered) {
+      await dp.release(a);
+      throw last;
+    }
+    const { result, target } = answered;
+    const cost = actualCost(target, result.usage);
+    sendJson(ex, 200, JSON.stringify(result.body));
+    dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id });
+    await dp.settle(a, ctx, cost, result.usage);
   } finally {
     dispose();
   }

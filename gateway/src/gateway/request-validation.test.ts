@@ -109,6 +109,12 @@ describe('findings fixed in the request path', () => {
     expect(statuses).toEqual([200, 200, 200, 403]);
     // A different text is a different request.
     expect((await post(key, { model: 'openai/gpt-4o-mini', messages: msg('loop again!') }, headers)).status).toBe(200);
+    // A backslash before a letter is text, not a blank: these two are different requests.
+    const paths = [];
+    for (const text of ['open C:\\new', 'open C:\\tew', 'open C:\\new', 'open C:\\tew']) {
+      paths.push((await post(key, { model: 'openai/gpt-4o-mini', messages: msg(text) }, headers)).status);
+    }
+    expect(paths).toEqual([200, 200, 200, 200]);
   });
 
   test('unknown /v1 paths carry the request and trace ids; a repeated trace header is 400', async () => {

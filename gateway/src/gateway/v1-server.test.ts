@@ -101,6 +101,38 @@ describe('/v1 requests that are not well-formed get a CONTRACT error with the re
 });
 
 describe('shutdown', () => {
+  test('pipelined requests in progress on one connection are all answered before it closes', async () => {
+    const { connect } = await import('node:net');
+    const { startFakeOpenAI } = await import('../test-support/fake-openai.js');
+    const upstream = await startFakeOpenAI({ delayMs: 300 });
+    const other = await startTestGateway({ config: { providers: { up: { type: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-test' } } } });
+    try {
+      const admin = adminClient(other.adminUrl, other.adminKey);
+      await admin.tenant('acme');
+      await admin.policy('open', { tenant_id: 'acme' });
+      const apiKey = (await admin.agent('acme', 'bot', 'open')).api_key as string;
+      const raw = (model: string) => {
+        const b = JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] });
+        return `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`;
+      };
+      const socket = connect(Number(new URL(other.url).port), '127.0.0.1');
+      let received = '';
+      socket.on('data', (d) => (received += d.toString()));
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((r) => socket.once('close', () => r()));
+      await new Promise<void>((r) => socket.once('connect', () => r()));
+      // The first is refused at once (unknown provider), the second waits 300 ms on the upstream.
+      socket.write(raw('nope/x') + raw('up/gpt-4o-mini'));
+      await new Promise((r) => setTimeout(r, 100));
+      await other.close();
+      await closed;
+      expect([...received.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['400', '200']);
+      expect(received.toLowerCase()).toContain('connection: close');
+    } finally {
+      await upstream.close();
+    }
+  });
+
   test('a connection the client opened but never used does not hold up close()', async () => {
     const { connect } = await import('node:net');
     const other = await startTestGateway({ config: { providers: { mock: { type: 'mock' } } } });
@@ -112,5 +144,102 @@ describe('shutdown', () => {
     await other.close();
     await closedByServer;
     expect(socket.destroyed).toBe(true);
+  });
+});
+
+describe('review regressions', () => {
+  const body = JSON.stringify({ model: 'mock/mock-1', messages: [{ role: 'user', content: 'hi' }] });
+
+  /** A POST whose headers go now and whose body goes when `send()` is called. */
+  async function heldPost(base: string, apiKey: string, trace: string) {
+    const http = await import('node:http');
+    let req!: import('node:http').ClientRequest;
+    const status = new Promise<number>((resolve, reject) => {
+      req = http.request(
+        `${base}/v1/chat/completions`,
+        { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-agent-trace-id': trace } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        },
+      );
+      req.on('error', reject);
+    });
+    req.flushHeaders();
+    return { send: () => req.end(body), status };
+  }
+
+  test('a policy change between a request\'s headers and its body applies to it and to every later request', async () => {
+    const other = await startTestGateway({ config: { providers: { mock: { type: 'mock' } } } });
+    try {
+      const admin = adminClient(other.adminUrl, other.adminKey);
+      await admin.tenant('acme');
+      await admin.policy('open', { tenant_id: 'acme' });
+      await admin.policy('closed', { tenant_id: 'acme', allowed_models: [] });
+      const agent = await admin.agent('acme', 'bot', 'open');
+      const held = await heldPost(other.url, agent.api_key, 'held');
+      await new Promise((r) => setTimeout(r, 50));
+      await admin.call('PATCH', `/agents/${agent.id}`, { policy_id: 'closed' });
+      await admin.call('DELETE', '/policies/open');
+      held.send();
+      expect(await held.status).toBe(403);
+      const later = await request(`${other.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.api_key}`, 'content-type': 'application/json' },
+        body,
+      });
+      expect(later.statusCode).toBe(403);
+      expect(((await later.body.json()) as any).error.code).toBe('model_not_allowed');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a key revoked between a request\'s headers and its body is refused', async () => {
+    const other = await startTestGateway({ config: { providers: { mock: { type: 'mock' } } } });
+    try {
+      const admin = adminClient(other.adminUrl, other.adminKey);
+      await admin.tenant('acme');
+      await admin.policy('open', { tenant_id: 'acme' });
+      const agent = await admin.agent('acme', 'bot', 'open');
+      const held = await heldPost(other.url, agent.api_key, 'revoked');
+      await new Promise((r) => setTimeout(r, 50));
+      await admin.call('POST', `/agents/${agent.id}/rotate-key`);
+      held.send();
+      expect(await held.status).toBe(401);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('unknown routes are answered but not recorded; an upload the client abandons is recorded as client_closed', async () => {
+    const http = await import('node:http');
+    const nothing = await request(`${gw.url}/v1/nothing`, { headers: { authorization: `Bearer ${key}`, 'x-agent-trace-id': 'probe-404' } });
+    expect(nothing.statusCode).toBe(404);
+    await nothing.body.text();
+    await new Promise<void>((resolve) => {
+      const r = http.request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': 1000, 'x-agent-trace-id': 'abandoned' },
+      });
+      r.on('error', () => resolve());
+      r.write('{"model":');
+      setTimeout(() => {
+        r.destroy();
+        resolve();
+      }, 50);
+    });
+    let abandoned: any;
+    for (let i = 0; i < 50 && !abandoned; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      await gw.runtime.dataPlane.usage.flush();
+      const res = await request(`${gw.adminUrl}/traces/abandoned`, { headers: { authorization: `Bearer ${gw.adminKey}` } });
+      if (res.statusCode === 200) abandoned = ((await res.body.json()) as any).requests[0];
+      else await res.body.text();
+    }
+    expect(abandoned).toMatchObject({ http_status: 499, error_code: 'client_closed' });
+    const probe = await request(`${gw.adminUrl}/traces/probe-404`, { headers: { authorization: `Bearer ${gw.adminKey}` } });
+    expect(probe.statusCode).toBe(404);
+    await probe.body.text();
   });
 });

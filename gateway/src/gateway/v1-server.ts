@@ -122,7 +122,9 @@ export class V1Server {
       }
       const which = route(req.method, req.url ?? '/');
       if (which === null) {
-        throw new AgentgwError('route_not_found', `No route ${req.method} ${(req.url ?? '').split('?')[0]}: ${NOT_FOUND}`);
+        // Answered, not recorded: a wrong path is no model call, and probes must not fill traces and usage.
+        this.fail(undefined, ids, res, new AgentgwError('route_not_found', `No route ${req.method} ${(req.url ?? '').split('?')[0]}: ${NOT_FOUND}`));
+        return;
       }
       const ex: Exchange = { ctx, res, log: this.log };
       if (which === 'models') {
@@ -195,13 +197,22 @@ export class V1Server {
       this.dispatch(ex, which, body);
     });
     req.on('error', () => {
-      // The client's connection broke mid-body: nobody is left to answer.
+      // The client's connection broke mid-body: nobody is left to answer, but the attempt is recorded.
+      if (failed) return;
       failed = true;
+      this.dp.record(ex.ctx, { httpStatus: 499, error: new AgentgwError('client_closed', 'The client closed the connection before the request body was complete.') });
     });
   }
 
   private dispatch(ex: Exchange, which: 'chat' | 'embeddings', body: unknown): void {
     const run = which === 'chat' ? chatCompletions(this.dp, ex, body) : embeddings(this.dp, ex, body);
-    run.catch((e: unknown) => this.fail(ex.ctx, ex.ctx, ex.res, e));
+    run.catch((e: unknown) => {
+      try {
+        this.fail(ex.ctx, ex.ctx, ex.res, e);
+      } catch (bug) {
+        this.log?.error({ err: bug }, 'failed to answer an error');
+        ex.res.destroy();
+      }
+    });
   }
 }

@@ -60,12 +60,15 @@ export class OpenAIFrameTranslator implements FrameTranslator {
         // The client did not ask for usage: drop a usage-only chunk, strip it from one that also carries choices.
         if (!chunk.choices?.length) return null;
         delete chunk.usage;
-        this.meter.addRawChunk(data);
         return `data: ${JSON.stringify(chunk)}\n\n`;
       }
     }
-    this.meter.addRawChunk(data);
     return `data: ${data}\n\n`;
+  }
+
+  delivered(frame: string): void {
+    // `data: {...}\n\n`: the chunk is kept unparsed; its text is counted only if an estimate is ever needed.
+    this.meter.addRawChunk(frame.slice(6, -2));
   }
 
   end(): string | null {

@@ -13,8 +13,13 @@ import { upstreamStatusError } from './upstream-status-error.js';
 /** Turns upstream events into client frames: `data: ...\n\n` strings, or null to drop the event. Throws on a stream error. */
 export interface FrameTranslator {
   event(event: EventSourceMessage): string | null;
-  /** After the last event: a closing frame to add (or null); throws when the stream was empty or broken. */
+  /**
+   * After the last event, once every frame before it was delivered: a closing frame to add (or null); throws when the
+   * stream was empty or broken.
+   */
   end(): string | null;
+  /** A frame reached the consumer (frames parsed but never delivered, say to a client that left, are not billed). */
+  delivered(frame: string): void;
   finishReason(): string | null;
 }
 
@@ -29,6 +34,9 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
   private readonly queue: string[] = [];
   private head = 0;
   private finished = false;
+  /** The upstream ended normally: once the queue is empty, the translator's closing frame comes last. */
+  private completed = false;
+  private ended = false;
   private failure: unknown = undefined;
   private waiter: ((step: Step) => void) | null = null;
   private failWaiter: ((err: unknown) => void) | null = null;
@@ -90,7 +98,15 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
           },
           onData(chunk: Buffer) {
             if (!opened) {
-              if (errorText.length < ERROR_BODY_LIMIT) errorText += chunk.toString('utf8');
+              errorText += chunk.toString('utf8');
+              // A failed call's body only feeds an error message: keep its start, drop the connection rather than read on.
+              if (errorText.length >= ERROR_BODY_LIMIT) {
+                self.cleanup();
+                reject(upstreamStatusError(identity, status, errorText.slice(0, ERROR_BODY_LIMIT)));
+                self.finished = true;
+                self.abortUpstream?.(new Error('error body cut short'));
+                return false;
+              }
               return true;
             }
             return self.feed(chunk);
@@ -106,7 +122,9 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
           onError(err: Error) {
             if (!opened) {
               self.cleanup();
-              reject(upstreamFailure(identity, err, signal));
+              // Headers already said the call failed: that status is the answer, whatever broke after it.
+              if (status >= 300 && !signal.aborted) reject(upstreamStatusError(identity, status, errorText.slice(0, ERROR_BODY_LIMIT)));
+              else reject(upstreamFailure(identity, err, signal));
               return;
             }
             self.fail(err);
@@ -150,14 +168,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
     if (tail) this.parser.feed(tail);
     // A last event without its blank line is still an event.
     this.parser.reset({ consume: true });
-    if (this.failure === undefined) {
-      try {
-        const closing = this.translator.end();
-        if (closing !== null) this.queue.push(closing);
-      } catch (err) {
-        this.failure = err;
-      }
-    }
+    this.completed = true;
     this.stop(false);
   }
 
@@ -208,9 +219,20 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
         this.paused = false;
         this.resumeUpstream?.();
       }
+      this.translator.delivered(value);
       return { done: false, value };
     }
     if (this.failure !== undefined) return FAILED;
+    if (this.completed && !this.ended) {
+      this.ended = true;
+      try {
+        const closing = this.translator.end();
+        if (closing !== null) return { done: false, value: closing };
+      } catch (err) {
+        this.failure = upstreamFailure(this.identity, err, this.signal);
+        return FAILED;
+      }
+    }
     return this.finished ? DONE : null;
   }
 
@@ -234,7 +256,9 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
 
   takeReady(): string | null {
     if (this.signal.aborted || this.head >= this.queue.length) return null;
-    const out = this.head === 0 ? this.queue.join('') : this.queue.slice(this.head).join('');
+    const ready = this.head === 0 ? this.queue : this.queue.slice(this.head);
+    for (const frame of ready) this.translator.delivered(frame);
+    const out = ready.join('');
     this.queue.length = 0;
     this.head = 0;
     if (this.paused) {

@@ -144,17 +144,23 @@ export class UpstreamClient {
             return true;
           },
           onData(chunk: Buffer) {
-            // A failed call's body only feeds an error message: keep its start, drop the rest.
-            if (statusCode >= 300 && size >= ERROR_BODY_LIMIT) return true;
             chunks.push(chunk);
             size += chunk.length;
+            // A failed call's body only feeds an error message: keep its start, drop the connection rather than read on.
+            if (statusCode >= 300 && size >= ERROR_BODY_LIMIT) {
+              finish(null, Buffer.concat(chunks, size).toString('utf8'));
+              abort?.(new Error('error body cut short'));
+              return false;
+            }
             return true;
           },
           onComplete() {
             finish(null, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
           },
           onError(err: Error) {
-            finish(err);
+            // Headers already said the call failed: that status is the answer, whatever broke after it.
+            if (statusCode >= 300) finish(null, Buffer.concat(chunks, size).toString('utf8'));
+            else finish(err);
           },
           onUpgrade() {},
           onBodySent() {},
