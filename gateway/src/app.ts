@@ -33,8 +33,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: services.config.limits.admin_body_bytes,
     genReqId: () => newRequestId(),
     logController: new LogController({ disableRequestLogging: true }),
-    // On close, idle keep-alive sockets go at once; requests in flight (streams too) finish and are recorded.
-    forceCloseConnections: 'idle' as const,
     // Trace ids may be 128 characters, more once URL-encoded.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     frameworkErrors,
@@ -63,8 +61,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return server;
     },
   };
-  // Connections without a request in progress (idle keep-alive ones, and ones a client opened but never used) are closed
-  // on shutdown; those with a request in progress finish it first, then go too.
+  // On close, connections without a request in progress (idle keep-alive ones, and ones a client opened but never used)
+  // go at once; requests in flight (streams too) finish and are recorded, then their connections go too.
   const sockets = new Set<Socket>();
   /** Requests in progress per connection (pipelined requests count one each). */
   const busy = new Map<Socket, number>();

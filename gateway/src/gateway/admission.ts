@@ -4,17 +4,20 @@ import { effectiveDailyLimit } from '../accounting/budget-window.js';
 import type { Counters } from '../accounting/counters/spec.js';
 import type { ModelPrice, PriceTable } from '../accounting/prices.js';
 import { promptTokensUpperBound, requestedMaxOutputTokens } from '../accounting/tokens.js';
-import { AgentgwError } from '../contract/index.js';
+import { AgentgwError, isAgentgwError } from '../contract/index.js';
 import type { Usage } from '../providers/spec.js';
 import { type EffectivePolicy, effectivePolicy } from '../policy/effective-policy.js';
 import { modelAllowed, modelNotAllowed } from '../policy/model-allowlist.js';
+import { currentAgent } from '../policy/auth.js';
 import { applyPiiRules } from '../policy/pii-rules.js';
-import type { Snapshot } from '../storage/snapshot.js';
+import type { GenerationCache, Snapshot } from '../storage/snapshot.js';
 import type { RequestContext } from './request-context.js';
 import type { Router, Target } from './router.js';
 
 export interface DataPlaneDeps {
   snapshot: Snapshot;
+  /** Request plans of the current snapshot generation (see planFor). */
+  plans: GenerationCache<Plan>;
   router: Router;
   prices: PriceTable;
   counters: Counters;
@@ -57,9 +60,11 @@ export async function admit(
   const body = pii.body;
   if (eff.captureBodies) ctx.capturedBody = JSON.stringify(body).slice(0, 64 * 1024);
 
+  // The request is hashed once, whatever the number of windows.
+  const requestHash = eff.retryBlocks.length > 0 ? normalisedRequestHash(body) : '';
   for (const rule of eff.retryBlocks) {
     const scope = ctx.traceFromClient ? `t:${ctx.agent.id}:${ctx.traceId}` : `a:${ctx.agent.id}`;
-    const key = `${scope}:${rule.window_seconds}:${normalisedRequestHash(body)}`;
+    const key = `${scope}:${rule.window_seconds}:${requestHash}`;
     const seen = await deps.counters.countRepeat({ key, windowSeconds: rule.window_seconds, now });
     if (seen > rule.max_repeats) {
       throw new AgentgwError(
@@ -129,7 +134,7 @@ export async function admit(
 }
 
 /** What admission derives from the policies and the model alone: the same for every request until a policy changes. */
-interface Plan {
+export interface Plan {
   eff: EffectivePolicy;
   provider: string;
   /** Targets every policy allows, with their prices, in fallback order; empty when none is allowed. */
@@ -138,25 +143,14 @@ interface Plan {
   blockingPolicy: string;
 }
 
-const PLAN_CACHE_LIMIT = 10_000;
-const plans = new WeakMap<DataPlaneDeps, { generation: number; byKey: Map<string, Plan> }>();
-
 /** The request's plan, from a cache that lives for one snapshot generation (any admin write starts a new one). */
 function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string): Plan {
-  let cache = plans.get(deps);
-  if (!cache || cache.generation !== deps.snapshot.generation) {
-    cache = { generation: deps.snapshot.generation, byKey: new Map() };
-    plans.set(deps, cache);
-  }
   // The agent as this generation knows it: its policy may have changed, or its key been revoked, since the headers came.
-  const current = deps.snapshot.agentByKeyHash(ctx.agent.key_hash);
-  if (!current || current.id !== ctx.agent.id) {
-    throw new AgentgwError('invalid_api_key', 'The API key is unknown or was revoked: check the key, or ask an admin to rotate it.');
-  }
+  const current = currentAgent(ctx.agent, deps.snapshot);
   ctx.agent = current;
   // Keyed by what the plan is made of, never by who asked: two agents with the same policy share a plan.
   const key = `${current.tenant_id}\u0000${current.policy_id ?? ''}\u0000${ctx.headerPolicyId ?? ''}\u0000${model}`;
-  const hit = cache.byKey.get(key);
+  const hit = deps.plans.get(key);
   if (hit) return hit;
   // Unknown models and foreign policies throw here, and are never cached.
   const targets = deps.router.resolve(model);
@@ -170,9 +164,22 @@ function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string): Plan 
     priced: allowed.map((t) => ({ ...t, price: deps.prices.lookup(t.provider.name, t.model) })),
     blockingPolicy: blocking?.id ?? eff.policies[0]?.id ?? '',
   };
-  if (cache.byKey.size >= PLAN_CACHE_LIMIT) cache.byKey.clear();
-  cache.byKey.set(key, plan);
+  deps.plans.set(key, plan);
   return plan;
+}
+
+/** Tries each allowed target in order; only retryable upstream failures move on to the next. */
+export async function withFallback<T>(targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
+  let last: unknown;
+  for (const t of targets) {
+    try {
+      return { result: await call(t), target: t };
+    } catch (e) {
+      last = e;
+      if (!(isAgentgwError(e) && e.isRetryable)) throw e;
+    }
+  }
+  throw last;
 }
 
 /** Trace ids come from clients, so they are qualified with the tenant to keep tenants' traces apart. */

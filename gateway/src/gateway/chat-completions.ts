@@ -1,7 +1,7 @@
 import { AgentgwError, isAgentgwError } from '../contract/index.js';
 import type { ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
 import { toAgentgwError } from '../http/error-handler.js';
-import { type Admission, type PricedTarget, actualCost, admit } from './admission.js';
+import { type Admission, type PricedTarget, actualCost, admit, withFallback } from './admission.js';
 import type { DataPlane } from './data-plane.js';
 import { ChatCompletionRequest } from './request-schemas.js';
 import { abortOnClientClose } from './client-abort.js';
@@ -23,20 +23,6 @@ export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unkn
   } finally {
     dispose();
   }
-}
-
-/** Tries each allowed target in order; only retryable upstream failures move on to the next. */
-async function withFallback<T>(targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
-  let last: unknown;
-  for (const t of targets) {
-    try {
-      return { result: await call(t), target: t };
-    } catch (e) {
-      last = e;
-      if (!(isAgentgwError(e) && e.isRetryable)) throw e;
-    }
-  }
-  throw last;
 }
 
 async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: AbortSignal): Promise<void> {

@@ -3,9 +3,9 @@ import type { PriceTable } from '../accounting/prices.js';
 import type { UsageWriter } from '../accounting/usage-writer.js';
 import type { Usage } from '../providers/spec.js';
 import type { KeyHasher } from '../security/keys.js';
-import type { Snapshot } from '../storage/snapshot.js';
+import type { GenerationCache, Snapshot } from '../storage/snapshot.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
-import type { Admission, DataPlaneDeps } from './admission.js';
+import type { Admission, DataPlaneDeps, Plan } from './admission.js';
 import { type Outcome, toUsageRecord } from './outcome.js';
 import type { RequestContext } from './request-context.js';
 import type { Router } from './router.js';
@@ -20,7 +20,11 @@ export class DataPlane implements DataPlaneDeps {
     readonly hasher: KeyHasher,
     readonly usage: UsageWriter,
     readonly telemetry: Telemetry,
-  ) {}
+  ) {
+    this.plans = snapshot.cache(10_000);
+  }
+
+  readonly plans: GenerationCache<Plan>;
 
   /** Replaces the budget hold by the real cost and corrects the minute's token count. */
   async settle(a: Admission, ctx: RequestContext, cost: number, usage: Usage): Promise<void> {

@@ -1,6 +1,5 @@
-import { isAgentgwError } from '../contract/index.js';
 import type { EmbeddingsResult, OpenAIEmbeddingsRequest } from '../providers/spec.js';
-import { type PricedTarget, actualCost, admit } from './admission.js';
+import { type PricedTarget, actualCost, admit, withFallback } from './admission.js';
 import type { DataPlane } from './data-plane.js';
 import { abortOnClientClose } from './client-abort.js';
 import { fastValidEmbeddings } from './fast-validate.js';
@@ -15,20 +14,14 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
   const a = await admit(dp, ctx, body as never, 'embeddings');
   const { controller: abort, dispose } = abortOnClientClose(ex.res);
   try {
-    let last: unknown;
-    let answered: { result: EmbeddingsResult; target: PricedTarget } | undefined;
-    for (const t of a.targets) {
-      try {
-        answered = { result: await t.provider.embeddings({ model: t.model, signal: abort.signal, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest), target: t };
-        break;
-      } catch (e) {
-        last = e;
-        if (!(isAgentgwError(e) && e.isRetryable)) break;
-      }
-    }
-    if (!answered) {
+    let answered: { result: EmbeddingsResult; target: PricedTarget };
+    try {
+      answered = await withFallback(a.targets, (t) =>
+        t.provider.embeddings({ model: t.model, signal: abort.signal, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest),
+      );
+    } catch (e) {
       await dp.release(a);
-      throw last;
+      throw e;
     }
     const { result, target } = answered;
     const cost = actualCost(target, result.usage);

@@ -3,16 +3,22 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 
+/** A gateway of its own with tenant acme, policy `open` (no rules) and one agent on it. */
+async function gatewayWithAgent(providers: Record<string, unknown> = { mock: { type: 'mock' } }, extra: Record<string, unknown> = {}) {
+  const gateway = await startTestGateway({ config: { providers, ...extra } as never });
+  const admin = adminClient(gateway.adminUrl, gateway.adminKey);
+  await admin.tenant('acme');
+  await admin.policy('open', { tenant_id: 'acme' });
+  const agent = await admin.agent('acme', 'bot', 'open');
+  return { gateway, admin, agent, key: agent.api_key as string };
+}
+
 // The /v1 front end at the HTTP level: what a malformed request gets back, before any policy or provider is involved.
 let gw: TestGateway;
 let key: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ config: { providers: { mock: { type: 'mock' } }, limits: { gateway_body_bytes: 4096 } } });
-  const admin = adminClient(gw.adminUrl, gw.adminKey);
-  await admin.tenant('acme');
-  await admin.policy('open', { tenant_id: 'acme' });
-  key = (await admin.agent('acme', 'bot', 'open')).api_key as string;
+  ({ gateway: gw, key } = await gatewayWithAgent(undefined, { limits: { gateway_body_bytes: 4096 } }));
 });
 afterAll(async () => {
   await gw?.close();
@@ -105,12 +111,8 @@ describe('shutdown', () => {
     const { connect } = await import('node:net');
     const { startFakeOpenAI } = await import('../test-support/fake-openai.js');
     const upstream = await startFakeOpenAI({ delayMs: 300 });
-    const other = await startTestGateway({ config: { providers: { up: { type: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-test' } } } });
+    const { gateway: other, key: apiKey } = await gatewayWithAgent({ up: { type: 'openai', base_url: `${upstream.url}/v1`, api_key: 'sk-test' } });
     try {
-      const admin = adminClient(other.adminUrl, other.adminKey);
-      await admin.tenant('acme');
-      await admin.policy('open', { tenant_id: 'acme' });
-      const apiKey = (await admin.agent('acme', 'bot', 'open')).api_key as string;
       const raw = (model: string) => {
         const b = JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] });
         return `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`;
@@ -170,13 +172,9 @@ describe('review regressions', () => {
   }
 
   test('a policy change between a request\'s headers and its body applies to it and to every later request', async () => {
-    const other = await startTestGateway({ config: { providers: { mock: { type: 'mock' } } } });
+    const { gateway: other, admin, agent } = await gatewayWithAgent();
     try {
-      const admin = adminClient(other.adminUrl, other.adminKey);
-      await admin.tenant('acme');
-      await admin.policy('open', { tenant_id: 'acme' });
       await admin.policy('closed', { tenant_id: 'acme', allowed_models: [] });
-      const agent = await admin.agent('acme', 'bot', 'open');
       const held = await heldPost(other.url, agent.api_key, 'held');
       await new Promise((r) => setTimeout(r, 50));
       await admin.call('PATCH', `/agents/${agent.id}`, { policy_id: 'closed' });
@@ -196,12 +194,8 @@ describe('review regressions', () => {
   });
 
   test('a key revoked between a request\'s headers and its body is refused', async () => {
-    const other = await startTestGateway({ config: { providers: { mock: { type: 'mock' } } } });
+    const { gateway: other, admin, agent } = await gatewayWithAgent();
     try {
-      const admin = adminClient(other.adminUrl, other.adminKey);
-      await admin.tenant('acme');
-      await admin.policy('open', { tenant_id: 'acme' });
-      const agent = await admin.agent('acme', 'bot', 'open');
       const held = await heldPost(other.url, agent.api_key, 'revoked');
       await new Promise((r) => setTimeout(r, 50));
       await admin.call('POST', `/agents/${agent.id}/rotate-key`);

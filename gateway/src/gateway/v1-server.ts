@@ -84,7 +84,6 @@ export class V1Server {
     let ctx: RequestContext | undefined;
     try {
       if (this.closing) {
-        res.setHeader('connection', 'close');
         throw new AgentgwError('maintenance', 'The gateway is shutting down: retry in a moment (another node, or this one once restarted).', { headers: { 'retry-after': '5' } });
       }
       const m = this.dp.snapshot.maintenance;

@@ -6,6 +6,10 @@ import type { StoredAgent } from '../storage/store.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+function unknownKey(): AgentgwError {
+  return new AgentgwError('invalid_api_key', 'The API key is unknown or was revoked: check the key, or ask an admin to rotate it.');
+}
+
 /**
  * Agent key -> agent, from the in-memory snapshot, no database. A key is verified once per snapshot generation with the
  * HMAC the store keeps; after that a SHA-256 fingerprint of it finds the agent (the key itself is never kept).
@@ -19,14 +23,23 @@ export function authenticateAgent(header: string | undefined, hasher: KeyHasher,
   if (!key.startsWith('agk_')) {
     throw new AgentgwError('invalid_api_key', 'The API key is malformed: agent keys start with "agk_". Check the key you configured.');
   }
+  const verified = snapshot.verifiedKeys;
   const fingerprint = digest('sha256', key, 'base64');
-  const known = snapshot.verifiedAgent(fingerprint);
+  const known = verified.get(fingerprint);
   if (known) return known;
   const hash = hasher.hash(key);
   const agent = snapshot.agentByKeyHash(hash);
-  if (!agent || !KeyHasher.equal(agent.key_hash, hash)) {
-    throw new AgentgwError('invalid_api_key', 'The API key is unknown or was revoked: check the key, or ask an admin to rotate it.');
-  }
-  snapshot.rememberVerified(fingerprint, agent);
+  if (!agent || !KeyHasher.equal(agent.key_hash, hash)) throw unknownKey();
+  verified.set(fingerprint, agent);
   return agent;
+}
+
+/**
+ * The agent as the snapshot knows it now: a request authenticated before a reload (its body still arriving) gets the
+ * agent's current policy, and fails like any revoked key when the key was rotated or the agent deleted meanwhile.
+ */
+export function currentAgent(agent: StoredAgent, snapshot: Snapshot): StoredAgent {
+  const current = snapshot.agentByKeyHash(agent.key_hash);
+  if (!current || current.id !== agent.id) throw unknownKey();
+  return current;
 }

@@ -15,8 +15,6 @@ export class Snapshot {
   private version = '';
   /** Bumped on every applied load: caches derived from agents and policies are valid for one generation. */
   private gen = 0;
-  /** Verified agent keys of this generation, by a SHA-256 fingerprint of the key (never the key itself). */
-  private verified = new Map<string, StoredAgent>();
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
   /** Loads run concurrently (a poll and a write); only a load started later than the applied one may replace it. */
@@ -65,7 +63,6 @@ export class Snapshot {
     this.maintenanceState = maintenance ? JSON.parse(maintenance) : { enabled: false, message: null, since: null };
     this.version = version;
     this.gen++;
-    this.verified = new Map();
   }
 
   /** Changes whenever agents, policies or maintenance may have changed. */
@@ -73,15 +70,12 @@ export class Snapshot {
     return this.gen;
   }
 
-  /** The agent a key fingerprint was verified for in this generation (revoked or rotated keys drop out on reload). */
-  verifiedAgent(fingerprint: string): StoredAgent | undefined {
-    return this.verified.get(fingerprint);
-  }
+  /** Agents of keys verified in this generation, by a SHA-256 fingerprint of the key (never the key itself). */
+  readonly verifiedKeys: GenerationCache<StoredAgent> = this.cache(100_000);
 
-  rememberVerified(fingerprint: string, agent: StoredAgent): void {
-    // Bounded: a flood of distinct valid keys only costs the HMAC again.
-    if (this.verified.size >= 100_000) this.verified.clear();
-    this.verified.set(fingerprint, agent);
+  /** A bounded map of values derived from this snapshot, emptied whenever it reloads. */
+  cache<V>(limit: number): GenerationCache<V> {
+    return new GenerationCache<V>(this, limit);
   }
 
   /** Call after every admin write: tells other nodes, then reloads this one before the response goes out. */
@@ -104,5 +98,37 @@ export class Snapshot {
   }
   get maintenance(): Maintenance {
     return this.maintenanceState;
+  }
+}
+
+/**
+ * Values derived from agents and policies (a verified key, a request plan), valid until the snapshot reloads. Bounded:
+ * past `limit` entries it starts over, so a flood of distinct keys only costs recomputing them.
+ */
+export class GenerationCache<V> {
+  private generation = -1;
+  private entries = new Map<string, V>();
+
+  constructor(
+    private readonly snapshot: Snapshot,
+    private readonly limit: number,
+  ) {}
+
+  private current(): Map<string, V> {
+    if (this.generation !== this.snapshot.generation) {
+      this.generation = this.snapshot.generation;
+      this.entries = new Map();
+    }
+    return this.entries;
+  }
+
+  get(key: string): V | undefined {
+    return this.current().get(key);
+  }
+
+  set(key: string, value: V): void {
+    const entries = this.current();
+    if (entries.size >= this.limit) entries.clear();
+    entries.set(key, value);
   }
 }

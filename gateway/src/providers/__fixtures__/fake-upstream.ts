@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { ProviderAdapter } from '../spec.js';
 
 export interface RecordedRequest {
   method: string;
@@ -171,4 +173,25 @@ export async function collectFrames(stream: AsyncIterable<string>): Promise<stri
   const frames: string[] = [];
   for await (const frame of stream) frames.push(frame);
   return frames;
+}
+
+/**
+ * For the enclosing describe block: a fake upstream, and the adapter `make` points at it, handed to `use` once started;
+ * both are closed after the block, and the recorded requests cleared after each test.
+ */
+export function adapterOnFakeUpstream(make: (upstreamUrl: string) => ProviderAdapter, use: (upstream: FakeUpstream, adapter: ProviderAdapter) => void): void {
+  let upstream: FakeUpstream | undefined;
+  let adapter: ProviderAdapter | undefined;
+  beforeAll(async () => {
+    upstream = await FakeUpstream.start();
+    adapter = make(upstream.url);
+    use(upstream, adapter);
+  });
+  afterAll(async () => {
+    await adapter?.close();
+    await upstream?.stop();
+  });
+  afterEach(() => {
+    if (upstream) upstream.requests.length = 0;
+  });
 }

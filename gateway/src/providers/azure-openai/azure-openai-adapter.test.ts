@@ -1,6 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentgwError } from '../../contract/errors.js';
-import { ctx, FakeUpstream, fixtureReader, jsonReply, parseFrames, sseEventsOf, streamReply } from '../__fixtures__/fake-upstream.js';
+import {
+  adapterOnFakeUpstream,
+  ctx,
+  FakeUpstream,
+  fixtureReader,
+  jsonReply,
+  parseFrames,
+  sseEventsOf,
+  streamReply,
+} from '../__fixtures__/fake-upstream.js';
 import { createProvider } from '../index.js';
 import type { OpenAIChatRequest, ProviderAdapter } from '../spec.js';
 
@@ -12,24 +21,17 @@ const hello: OpenAIChatRequest = { model: 'azure/gpt-4o', messages: [{ role: 'us
 describe('azure-openai adapter', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
-
-  beforeAll(async () => {
-    upstream = await FakeUpstream.start();
-    adapter = createProvider('azure', {
-      type: 'azure-openai',
-      base_url: upstream.url,
-      api_key: API_KEY,
-      api_version: '2024-10-21',
-      deployments: { 'gpt-4o': 'prod-gpt4o', 'text-embedding-3-small': 'embed-small' },
-    });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    await upstream.stop();
-  });
-  afterEach(() => {
-    upstream.requests.length = 0;
-  });
+  adapterOnFakeUpstream(
+    (url) =>
+      createProvider('azure', {
+        type: 'azure-openai',
+        base_url: url,
+        api_key: API_KEY,
+        api_version: '2024-10-21',
+        deployments: { 'gpt-4o': 'prod-gpt4o', 'text-embedding-3-small': 'embed-small' },
+      }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
 
   it('advertises its deployed models', () => {
     expect(adapter.models).toEqual(['gpt-4o', 'text-embedding-3-small']);

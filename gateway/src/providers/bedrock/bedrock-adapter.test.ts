@@ -2,10 +2,11 @@ import { crc32 } from 'node:zlib';
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentgwError } from '../../contract/errors.js';
 import {
   abortAfterFrames,
+  adapterOnFakeUpstream,
   collectFrames,
   ctx,
   FakeUpstream,
@@ -13,8 +14,8 @@ import {
   fixtureReader,
   jsonReply,
   parseFrames,
-  streamReply,
   type RecordedRequest,
+  streamReply,
 } from '../__fixtures__/fake-upstream.js';
 import { createProvider } from '../index.js';
 import { countTokens } from '../shared/count-tokens.js';
@@ -89,25 +90,18 @@ async function expectValidSignature(req: RecordedRequest): Promise<void> {
 describe('bedrock adapter', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
-
-  beforeAll(async () => {
-    upstream = await FakeUpstream.start();
-    adapter = createProvider('bedrock', {
-      type: 'bedrock',
-      base_url: upstream.url,
-      region: 'us-west-2',
-      access_key_id: CREDENTIALS.accessKeyId,
-      secret_access_key: CREDENTIALS.secretAccessKey,
-      session_token: CREDENTIALS.sessionToken,
-    });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    await upstream.stop();
-  });
-  afterEach(() => {
-    upstream.requests.length = 0;
-  });
+  adapterOnFakeUpstream(
+    (url) =>
+      createProvider('bedrock', {
+        type: 'bedrock',
+        base_url: url,
+        region: 'us-west-2',
+        access_key_id: CREDENTIALS.accessKeyId,
+        secret_access_key: CREDENTIALS.secretAccessKey,
+        session_token: CREDENTIALS.sessionToken,
+      }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
 
   it('translates to Converse, signs with SigV4, and translates the answer back', async () => {
     upstream.respond(jsonReply(200, fixtures.json('converse.json'), { 'x-amzn-requestid': 'f6e2c1a4-5b3d-4c8e-9a7f-0d1e2f3a4b5c' }));

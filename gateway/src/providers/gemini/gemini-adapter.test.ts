@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentgwError } from '../../contract/errors.js';
 import {
   abortAfterFrames,
+  adapterOnFakeUpstream,
   collectFrames,
   ctx,
   FakeUpstream,
@@ -39,18 +40,10 @@ const hello: OpenAIChatRequest = {
 describe('gemini adapter', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
-
-  beforeAll(async () => {
-    upstream = await FakeUpstream.start();
-    adapter = createProvider('gemini', { type: 'gemini', base_url: `${upstream.url}/v1beta`, api_key: API_KEY });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    await upstream.stop();
-  });
-  afterEach(() => {
-    upstream.requests.length = 0;
-  });
+  adapterOnFakeUpstream(
+    (url) => createProvider('gemini', { type: 'gemini', base_url: `${url}/v1beta`, api_key: API_KEY }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
 
   it('translates a plain request to generateContent and the answer back', async () => {
     upstream.respond(jsonReply(200, fixtures.json('generate-content.json')));

@@ -1,6 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentgwError } from '../../contract/errors.js';
-import { ctx, FakeUpstream, fixtureReader, jsonReply, parseFrames, sseEventsOf, streamReply } from '../__fixtures__/fake-upstream.js';
+import {
+  adapterOnFakeUpstream,
+  ctx,
+  FakeUpstream,
+  fixtureReader,
+  jsonReply,
+  parseFrames,
+  sseEventsOf,
+  streamReply,
+} from '../__fixtures__/fake-upstream.js';
 import { createProvider } from '../index.js';
 import { countTokens, estimatePromptTokens } from '../shared/count-tokens.js';
 import type { OpenAIChatRequest, ProviderAdapter } from '../spec.js';
@@ -17,18 +26,10 @@ async function collect(stream: AsyncIterable<string>): Promise<string[]> {
 describe('openai-compatible adapter with a key (Mistral-style)', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
-
-  beforeAll(async () => {
-    upstream = await FakeUpstream.start();
-    adapter = createProvider('mistral', { type: 'openai-compatible', base_url: `${upstream.url}/v1`, api_key: 'mistral-key-0a9b8c7d6e', headers: { 'x-extra': 'yes' } });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    await upstream.stop();
-  });
-  afterEach(() => {
-    upstream.requests.length = 0;
-  });
+  adapterOnFakeUpstream(
+    (url) => createProvider('mistral', { type: 'openai-compatible', base_url: `${url}/v1`, api_key: 'mistral-key-0a9b8c7d6e', headers: { 'x-extra': 'yes' } }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
 
   it('posts to base_url/chat/completions with the bearer key and configured headers', async () => {
     upstream.respond(jsonReply(200, fixtures.json('chat-completion.json')));
@@ -68,15 +69,10 @@ describe('openai-compatible adapter with a key (Mistral-style)', () => {
 describe('openai-compatible adapter without a key (Ollama-style)', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
-
-  beforeAll(async () => {
-    upstream = await FakeUpstream.start();
-    adapter = createProvider('ollama', { type: 'openai-compatible', base_url: `${upstream.url}/v1`, stream_usage: false });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    await upstream.stop();
-  });
+  adapterOnFakeUpstream(
+    (url) => createProvider('ollama', { type: 'openai-compatible', base_url: `${url}/v1`, stream_usage: false }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
 
   it('is configured without a key and sends no authorization', async () => {
     expect(adapter.configured).toBe(true);

@@ -1,6 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentgwError } from '../../contract/errors.js';
 import {
+  adapterOnFakeUpstream,
   ctx,
   FakeUpstream,
   fixtureReader,
@@ -51,18 +52,10 @@ function dataOf(sse: string): string[] {
 describe('openai adapter', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
-
-  beforeAll(async () => {
-    upstream = await FakeUpstream.start();
-    adapter = createProvider('openai', { type: 'openai', base_url: `${upstream.url}/v1`, api_key: API_KEY, models: ['gpt-4o-mini'] });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    await upstream.stop();
-  });
-  afterEach(() => {
-    upstream.requests.length = 0;
-  });
+  adapterOnFakeUpstream(
+    (url) => createProvider('openai', { type: 'openai', base_url: `${url}/v1`, api_key: API_KEY, models: ['gpt-4o-mini'] }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
 
   it('describes itself without its key', () => {
     expect(adapter).toMatchObject({ name: 'openai', type: 'openai', baseUrl: `${upstream.url}/v1`, models: ['gpt-4o-mini'], configured: true });

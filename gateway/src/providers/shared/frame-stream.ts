@@ -8,7 +8,7 @@ import type { ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
-import { upstreamStatusError } from './upstream-status-error.js';
+import { ERROR_BODY_LIMIT, upstreamStatusError } from './upstream-status-error.js';
 
 /** Turns upstream events into client frames: `data: ...\n\n` strings, or null to drop the event. Throws on a stream error. */
 export interface FrameTranslator {
@@ -23,7 +23,6 @@ export interface FrameTranslator {
   finishReason(): string | null;
 }
 
-const ERROR_BODY_LIMIT = 64 * 1024;
 /** Frames queued before the upstream is paused (the client reads slower than the upstream writes). */
 const HIGH_WATER = 256;
 

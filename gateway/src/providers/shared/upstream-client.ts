@@ -6,7 +6,7 @@ import type { ChatStream } from '../spec.js';
 import { FrameStream, type FrameTranslator } from './frame-stream.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
-import { upstreamStatusError } from './upstream-status-error.js';
+import { ERROR_BODY_LIMIT, upstreamStatusError } from './upstream-status-error.js';
 
 export interface UpstreamTimeouts {
   timeout_ms?: number;
@@ -25,7 +25,6 @@ export interface UpstreamRequest {
 
 export type UpstreamResponse = Dispatcher.ResponseData;
 
-const ERROR_BODY_LIMIT = 64 * 1024;
 
 export class UpstreamClient {
   readonly baseUrl: string;

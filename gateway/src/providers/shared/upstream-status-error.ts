@@ -9,6 +9,9 @@ const UNKNOWN_MODEL = /\b(model|deployment)\b[^.]*\b(not found|does not exist|no
 // Google answers a wrong API key with 400 INVALID_ARGUMENT, not 401.
 const KEY_REJECTED = /\bAPI_KEY_INVALID\b|API key not valid/;
 
+/** How much of a failed call's body is read, for its error message; the rest is dropped with the connection. */
+export const ERROR_BODY_LIMIT = 64 * 1024;
+
 export function upstreamStatusError(identity: ProviderIdentity, status: number, bodyText: string): AgentgwError {
   const who = `Provider "${identity.name}"`;
   const extracted = extractUpstreamMessage(bodyText);
