@@ -17,13 +17,17 @@ export interface SpawnedGateway {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs the real `agentgw serve` binary (built by `npm test`) on a free port with the given config. */
-export async function spawnGateway(opts: { config: Record<string, unknown>; env?: NodeJS.ProcessEnv }): Promise<SpawnedGateway> {
+/**
+ * Runs the real `agentgw serve` binary (built by `npm test`) on a free port with the given config. The child gets this
+ * process's environment plus `env`, or only `env` when `inheritEnv` is false; it runs in `cwd` when given.
+ */
+export async function spawnGateway(opts: { config: Record<string, unknown>; env?: NodeJS.ProcessEnv; inheritEnv?: boolean; cwd?: string }): Promise<SpawnedGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-proc-'));
   const configPath = join(dir, 'agentgw.yaml');
   writeFileSync(configPath, stringify({ log_level: 'warn', ...opts.config }));
   const child = spawn(process.execPath, [AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
-    env: { ...process.env, ...opts.env },
+    env: opts.inheritEnv === false ? { ...opts.env } : { ...process.env, ...opts.env },
+    cwd: opts.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

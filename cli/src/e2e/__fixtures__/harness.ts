@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { spawnGateway } from '../../../../gateway/src/test-support/spawn-gateway.js';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,47 +90,25 @@ export interface ServedGateway {
   stop(): Promise<number | null>;
 }
 
-const LISTENING = /agentgw listening: admin (\S+)\/api, gateway (\S+)\/v1/;
-
-/** Spawns `agentgw serve --port 0` with a temp SQLite file and a known root key. */
+/** Spawns `agentgw serve --port 0` with a temp SQLite file, a known root key and no inherited environment. */
 export async function serveGateway(): Promise<ServedGateway> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-cli-e2e-'));
-  const config = join(dir, 'agentgw.yaml');
-  writeFileSync(config, `storage: { kind: sqlite, path: ${JSON.stringify(join(dir, 'agentgw.db'))} }\nlog_level: silent\n`);
   const adminKey = 'adk_' + 'e2e'.repeat(10) + 'xy';
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', config], {
-    cwd: dir,
+  const served = await spawnGateway({
+    config: { storage: { kind: 'sqlite', path: join(dir, 'agentgw.db') }, log_level: 'silent' },
     env: { PATH: process.env.PATH, AGENTGW_ADMIN_KEY: adminKey },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    inheritEnv: false,
+    cwd: dir,
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`agentgw serve did not start in time:\n${stderr}`)), 20_000);
-    child.stderr!.on('data', (d) => {
-      stderr += d;
-      const m = LISTENING.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`agentgw serve exited with ${code}:\n${stderr}`));
-    });
-  });
-  const adminUrl = `${url}/api`;
   return {
-    url,
-    adminUrl,
+    url: served.url,
+    adminUrl: served.adminUrl,
     adminKey,
     dir,
-    env: { AGENTGW_ADMIN_URL: adminUrl, AGENTGW_ADMIN_KEY: adminKey },
+    env: { AGENTGW_ADMIN_URL: served.adminUrl, AGENTGW_ADMIN_KEY: adminKey },
     async stop() {
-      child.kill('SIGTERM');
-      const code = await exited;
+      const code = await served.stop();
       rmSync(dir, { recursive: true, force: true });
       return code;
     },
