@@ -1,10 +1,10 @@
 import { AgentgwError, isAgentgwError } from '../contract/index.js';
-import type { ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
+import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
 import { toAgentgwError } from '../http/error-handler.js';
 import { type Admission, type PricedTarget, actualCost, admit, withFallback } from './admission.js';
 import type { DataPlane } from './data-plane.js';
 import { ChatCompletionRequest } from './request-schemas.js';
-import { abortOnClientClose } from './client-abort.js';
+import { ClientAbort } from './client-abort.js';
 import { fastValidChat } from './fast-validate.js';
 import { parseBody } from './parse-body.js';
 import { type Exchange, sendJson } from './v1-server.js';
@@ -16,16 +16,16 @@ export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unkn
   const body = fastValidChat(rawBody) ? (rawBody as ChatCompletionRequest) : parseBody(ChatCompletionRequest, rawBody);
   ctx.stream = body.stream === true;
   const admission = await admit(dp, ctx, body as never, 'chat');
-  const { controller: abort, dispose } = abortOnClientClose(ex.res);
+  const abort = new ClientAbort(ex.res);
   try {
     if (ctx.stream) await streamChat(dp, ex, admission, abort);
-    else await completeChat(dp, ex, admission, abort.signal);
+    else await completeChat(dp, ex, admission, abort);
   } finally {
-    dispose();
+    abort.dispose();
   }
 }
 
-async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: AbortSignal): Promise<void> {
+async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: CancelSignal): Promise<void> {
   const ctx = ex.ctx;
   let answer: { result: ChatResult; target: PricedTarget };
   try {
@@ -44,14 +44,14 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: A
   await dp.settle(a, ctx, cost, result.usage);
 }
 
-async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: AbortController): Promise<void> {
+async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: ClientAbort): Promise<void> {
   const ctx = ex.ctx;
   let stream: ChatStream;
   let target: PricedTarget;
   try {
     ({ result: stream, target } = await withFallback(a.targets, (t) =>
       t.provider.chatStream(
-        { model: t.model, signal: abort.signal, requestId: ctx.requestId, includeUsage: (a.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true },
+        { model: t.model, signal: abort, requestId: ctx.requestId, includeUsage: (a.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true },
         a.body as unknown as OpenAIChatRequest,
       ),
     ));
@@ -86,17 +86,17 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Abor
         raw.cork();
         process.nextTick(uncork);
       }
-      if (!raw.write(frames)) await waitForDrain(raw, abort.signal);
-      if (abort.signal.aborted) break;
+      if (!raw.write(frames)) await waitForDrain(raw, abort);
+      if (abort.aborted) break;
     }
   } catch (e) {
-    if (!abort.signal.aborted) failure = toAgentgwError(e, ex.log);
+    if (!abort.aborted) failure = toAgentgwError(e, ex.log);
   }
   // A client that left is recorded as such, billed for what was streamed.
-  if (abort.signal.aborted && isAgentgwError(abort.signal.reason)) failure = abort.signal.reason;
+  if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
   const usage = stream.usage();
   const cost = actualCost(target, usage);
-  if (!abort.signal.aborted && !raw.destroyed) {
+  if (!abort.aborted && !raw.destroyed) {
     if (failure) raw.write(`data: ${JSON.stringify(failure.toBody())}\n\n`);
     raw.end('data: [DONE]\n\n');
   }
@@ -112,7 +112,7 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Abor
   await dp.settle(a, ctx, cost, usage);
 }
 
-function waitForDrain(raw: NodeJS.WritableStream, signal: AbortSignal): Promise<void> {
+function waitForDrain(raw: NodeJS.WritableStream, signal: CancelSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       raw.off('drain', done);
@@ -120,7 +120,7 @@ function waitForDrain(raw: NodeJS.WritableStream, signal: AbortSignal): Promise<
       resolve();
     };
     raw.once('drain', done);
-    signal.addEventListener('abort', done, { once: true });
+    signal.addEventListener('abort', done);
   });
 }
 

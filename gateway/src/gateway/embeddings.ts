@@ -1,7 +1,7 @@
 import type { EmbeddingsResult, OpenAIEmbeddingsRequest } from '../providers/spec.js';
 import { type PricedTarget, actualCost, admit, withFallback } from './admission.js';
 import type { DataPlane } from './data-plane.js';
-import { abortOnClientClose } from './client-abort.js';
+import { ClientAbort } from './client-abort.js';
 import { fastValidEmbeddings } from './fast-validate.js';
 import { parseBody } from './parse-body.js';
 import { EmbeddingsRequest } from './request-schemas.js';
@@ -12,12 +12,12 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
   const ctx = ex.ctx;
   const body = fastValidEmbeddings(rawBody) ? (rawBody as EmbeddingsRequest) : parseBody(EmbeddingsRequest, rawBody);
   const a = await admit(dp, ctx, body as never, 'embeddings');
-  const { controller: abort, dispose } = abortOnClientClose(ex.res);
+  const abort = new ClientAbort(ex.res);
   try {
     let answered: { result: EmbeddingsResult; target: PricedTarget };
     try {
       answered = await withFallback(a.targets, (t) =>
-        t.provider.embeddings({ model: t.model, signal: abort.signal, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest),
+        t.provider.embeddings({ model: t.model, signal: abort, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest),
       );
     } catch (e) {
       await dp.release(a);
@@ -29,6 +29,6 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
     dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id });
     await dp.settle(a, ctx, cost, result.usage);
   } finally {
-    dispose();
+    abort.dispose();
   }
 }

@@ -1,6 +1,24 @@
 import { AgentgwError, type PiiType, type Policy } from '../contract/index.js';
 import { redactRequestPii, scanRequestPii } from './pii/index.js';
 
+interface PiiPlan {
+  active: readonly Policy[];
+  types: PiiType[];
+}
+
+/** The policies that scan and the types they scan for, worked out once per policy list (a request plan keeps its list). */
+const plans = new WeakMap<readonly Policy[], PiiPlan>();
+
+function piiPlan(policies: readonly Policy[]): PiiPlan {
+  let plan = plans.get(policies);
+  if (!plan) {
+    const active = policies.filter((p) => p.rules.pii !== 'off');
+    plan = { active, types: [...new Set(active.flatMap((p) => p.rules.pii_types))] };
+    plans.set(policies, plan);
+  }
+  return plan;
+}
+
 /**
  * Applies every policy's PII rule to the request: `block` answers 403 naming the types found (never the text),
  * `redact` replaces matches before forwarding. A detector failure blocks (fail closed).
@@ -9,9 +27,8 @@ export function applyPiiRules(
   policies: readonly Policy[],
   body: Record<string, unknown>,
 ): { body: Record<string, unknown>; found: PiiType[]; blocked?: AgentgwError } {
-  const active = policies.filter((p) => p.rules.pii !== 'off');
+  const { active, types } = piiPlan(policies);
   if (active.length === 0) return { body, found: [] };
-  const types = [...new Set(active.flatMap((p) => p.rules.pii_types))];
   let found: PiiType[];
   try {
     found = [...scanRequestPii(body, types)];

@@ -18,11 +18,22 @@ export interface Usage {
   estimated: boolean;
 }
 
+/**
+ * How a call learns that its caller went away. An AbortSignal is one; the data plane passes a lighter one of its own
+ * (an AbortSignal per request was a measurable share of the gateway's work). undici takes either.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface CallContext {
   /** Upstream model id, without the `provider/` prefix (for Azure: the model name, mapped to its deployment by the adapter). */
   model: string;
   /** Aborting it cancels the upstream request (client disconnect, deadline). */
-  signal: AbortSignal;
+  signal: CancelSignal;
   requestId: string;
   /**
    * Streams only: emit the final usage chunk to the client. Defaults to `body.stream_options.include_usage`.

@@ -10,7 +10,7 @@ import { providerIdentity, type ProviderIdentity } from '../shared/provider-iden
 import { StreamMeter } from '../shared/stream-meter.js';
 import { readJson, UpstreamClient, type UpstreamResponse } from '../shared/upstream-client.js';
 import { badUpstreamResponse } from '../shared/upstream-failure.js';
-import type { CallContext, ChatResult, ChatStream, EmbeddingsResult, ProviderAdapter, Usage } from '../spec.js';
+import type { CallContext, CancelSignal, ChatResult, ChatStream, EmbeddingsResult, ProviderAdapter, Usage } from '../spec.js';
 import type { BedrockConverseResponse, CohereEmbeddingResponse, TitanEmbeddingResponse } from './bedrock-api.js';
 import { bedrockStreamFrames } from './bedrock-stream-frames.js';
 import { convertBedrockResponse } from './convert-bedrock-response.js';
@@ -99,7 +99,10 @@ export class BedrockAdapter implements ProviderAdapter {
     if (family === 'titan') {
       // Titan embeds one text per call: the calls run side by side, and the first failure cancels the rest.
       const siblings = new AbortController();
-      const signal = AbortSignal.any([ctx.signal, siblings.signal]);
+      const follow = () => siblings.abort(ctx.signal.reason);
+      if (ctx.signal.aborted) follow();
+      else ctx.signal.addEventListener('abort', follow, { once: true });
+      const signal = siblings.signal;
       const results = await Promise.all(
         texts.map(async (text) => {
           const response = await this.send(path, titanEmbeddingBody(text, body.dimensions), JSON_HEADERS, signal);
@@ -107,10 +110,12 @@ export class BedrockAdapter implements ProviderAdapter {
           if (!vector) throw badUpstreamResponse(this.identity, 'answered without an embedding.');
           return vector;
         }),
-      ).catch((err: unknown) => {
-        siblings.abort();
-        throw err;
-      });
+      )
+        .catch((err: unknown) => {
+          siblings.abort();
+          throw err;
+        })
+        .finally(() => ctx.signal.removeEventListener('abort', follow));
       vectors = results.map((r) => r.values);
       reportedTokens = results.every((r) => typeof r.tokens === 'number') ? results.reduce((sum, r) => sum + (r.tokens ?? 0), 0) : undefined;
     } else {
@@ -140,7 +145,7 @@ export class BedrockAdapter implements ProviderAdapter {
     return this.client.close();
   }
 
-  private async send(path: string, payload: string, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamResponse> {
+  private async send(path: string, payload: string, headers: Record<string, string>, signal: CancelSignal): Promise<UpstreamResponse> {
     if (!this.configured) {
       throw new AgentgwError('upstream_bad_response', `Provider "${this.name}" has no AWS credentials; set access_key_id and secret_access_key (or api_key) in the gateway configuration.`);
     }
@@ -149,7 +154,7 @@ export class BedrockAdapter implements ProviderAdapter {
   }
 }
 
-function readJsonBody<T>(client: UpstreamClient, response: UpstreamResponse, signal: AbortSignal): Promise<T> {
+function readJsonBody<T>(client: UpstreamClient, response: UpstreamResponse, signal: CancelSignal): Promise<T> {
   return readJson<T>(client.identity, response, signal);
 }
 

@@ -53,12 +53,11 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
 
   async chat(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatResult> {
     this.requireCredentials();
-    const { stream: _stream, stream_options: _options, ...rest } = body;
     const { client, route } = this.options;
     const { value: json, text } = await client.sendJsonText<OpenAIChatCompletion>({
       path: route.chatPath(ctx.model),
       headers: route.headers,
-      body: JSON.stringify({ ...rest, model: ctx.model }),
+      body: JSON.stringify(withoutStreamFields(body, ctx.model)),
       signal: ctx.signal,
     });
     if (!Array.isArray(json.choices)) throw badUpstreamResponse(client.identity, 'answered without a choices array.');
@@ -123,4 +122,15 @@ function estimateChatUsage(body: OpenAIChatRequest, completion: OpenAIChatComple
     for (const call of choice.message?.tool_calls ?? []) text += call.function.name + call.function.arguments;
   }
   return { prompt_tokens: estimatePromptTokens(body), completion_tokens: countTokens(text), estimated: true };
+}
+
+/** The body for a non-streamed upstream call: the client's fields in their order, the upstream's model name, no stream fields. */
+function withoutStreamFields(body: OpenAIChatRequest, model: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(body)) {
+    if (k === 'stream' || k === 'stream_options') continue;
+    out[k] = k === 'model' ? model : body[k as keyof OpenAIChatRequest];
+  }
+  out.model = model;
+  return out;
 }

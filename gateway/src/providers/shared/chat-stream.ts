@@ -1,5 +1,5 @@
 // The ChatStream handed to the pipeline: frames from an adapter's generator, errors mapped, the upstream released at the end.
-import type { ChatStream, Usage } from '../spec.js';
+import type { CancelSignal, ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
@@ -8,7 +8,7 @@ import type { UpstreamResponse } from './upstream-client.js';
 export interface ChatStreamParts {
   identity: ProviderIdentity;
   response: UpstreamResponse | null;
-  signal: AbortSignal;
+  signal: CancelSignal;
   meter: StreamMeter;
   frames: AsyncGenerator<string>;
   finishReason: () => string | null;

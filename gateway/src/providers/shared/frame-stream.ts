@@ -4,7 +4,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
-import type { ChatStream, Usage } from '../spec.js';
+import type { CancelSignal, ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
@@ -49,7 +49,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
 
   private constructor(
     private readonly identity: ProviderIdentity,
-    private readonly signal: AbortSignal,
+    private readonly signal: CancelSignal,
     private readonly meter: StreamMeter,
     private readonly translator: FrameTranslator,
   ) {}
@@ -61,7 +61,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
   static open(
     pool: Dispatcher,
     request: { path: string; headers: Record<string, string>; body: string | Uint8Array },
-    parts: { identity: ProviderIdentity; signal: AbortSignal; meter: StreamMeter; translator: FrameTranslator },
+    parts: { identity: ProviderIdentity; signal: CancelSignal; meter: StreamMeter; translator: FrameTranslator },
   ): Promise<FrameStream> {
     const stream = new FrameStream(parts.identity, parts.signal, parts.meter, parts.translator);
     return stream.start(pool, request);

@@ -2,7 +2,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Pool, type Dispatcher } from 'undici';
 import type { ProviderIdentity } from './provider-identity.js';
-import type { ChatStream } from '../spec.js';
+import type { CancelSignal, ChatStream } from '../spec.js';
 import { FrameStream, type FrameTranslator } from './frame-stream.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
@@ -20,7 +20,7 @@ export interface UpstreamRequest {
   path: string;
   headers: Record<string, string>;
   body: string | Uint8Array;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData;
@@ -65,7 +65,8 @@ export class UpstreamClient {
         method: 'POST',
         headers: req.headers,
         body: req.body,
-        signal: req.signal,
+        // undici takes any signal with aborted, reason and add/removeEventListener, not only an AbortSignal.
+        signal: req.signal as AbortSignal,
       });
     } catch (err) {
       throw upstreamFailure(this.identity, err, req.signal);
@@ -173,11 +174,11 @@ export class UpstreamClient {
   }
 }
 
-export async function readJson<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: AbortSignal): Promise<T> {
+export async function readJson<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: CancelSignal): Promise<T> {
   return (await readJsonText<T>(identity, res, signal)).value;
 }
 
-async function readJsonText<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: AbortSignal): Promise<{ value: T; text: string }> {
+async function readJsonText<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: CancelSignal): Promise<{ value: T; text: string }> {
   let text: string;
   try {
     text = await res.body.text();

@@ -1,6 +1,7 @@
 // Network, timeout and parse failures of an upstream call, turned into the gateway's errors (never a plain Error).
 import { AgentgwError, isAgentgwError } from '../../contract/errors.js';
 import type { ProviderIdentity } from './provider-identity.js';
+import type { CancelSignal } from '../spec.js';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT', 'ESOCKETTIMEDOUT']);
 const TIMEOUT_WHAT: Record<string, string> = {
@@ -22,7 +23,7 @@ function errorCode(err: unknown): string | undefined {
  * The error to raise for a failed upstream call. When the caller's signal aborted, that is what happened,
  * so its reason is returned (the caller knows it cancelled).
  */
-export function upstreamFailure(identity: ProviderIdentity, err: unknown, signal?: AbortSignal): unknown {
+export function upstreamFailure(identity: ProviderIdentity, err: unknown, signal?: CancelSignal): unknown {
   if (signal?.aborted) return signal.reason;
   if (isAgentgwError(err)) return err;
   // A programming error is a gateway bug, not an upstream failure: it must surface as one.
