@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuTimeMs, forkServer, killChildren, launcherNodeFlags, memoryOf, sampleMemory, spawnGateway } from './lib/children.mjs';
+import { cpuTimeMs, forkServer, killChildren, launcherLine, memoryOf, sampleMemory, spawnGateway } from './lib/children.mjs';
 import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
 import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
 import { evaluate, renderTable } from './lib/report.mjs';
@@ -29,8 +29,9 @@ const config = {
   slowChunkMs: env('BENCH_SLOW_CHUNK_MS', 10),
   phases: (process.env.BENCH_PHASES ?? 'load,latency,ttfb').split(',').map((s) => s.trim()),
   gatewayNodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
-  /** The flags of the agentgw launcher line, which the gateway always runs with (extra BENCH_GATEWAY_NODE_ARGS come after). */
-  gatewayLauncherFlags: launcherNodeFlags(),
+  /** The flags and variables of the agentgw launcher line, which the gateway always runs with (extra BENCH_GATEWAY_NODE_ARGS come after). */
+  gatewayLauncherFlags: launcherLine().flags,
+  gatewayLauncherEnv: launcherLine().env,
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model?.trim() ?? 'unknown',
   node: process.version,

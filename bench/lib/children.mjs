@@ -36,13 +36,20 @@ export function forkServer(script, env = {}) {
 }
 
 /**
- * The node flags the agentgw launcher runs with (its `#!/usr/bin/env -S node ...` line), so the bench measures the gateway
- * as it is started in use.
+ * What the agentgw launcher line (`#!/usr/bin/env -S [NAME=VALUE ...] node [flags]`) sets: environment variables and
+ * node flags, so the bench measures the gateway as it is started in use.
  */
-export function launcherNodeFlags() {
+export function launcherLine() {
   const first = readFileSync(AGENTGW_BIN, 'utf8').split('\n', 1)[0];
-  const m = /^#!\/usr\/bin\/env\s+-S\s+node\s*(.*)$/.exec(first);
-  return m ? m[1].split(/\s+/).filter(Boolean) : [];
+  const m = /^#!\/usr\/bin\/env\s+-S\s+(.*)$/.exec(first);
+  const words = m ? m[1].split(/\s+/).filter(Boolean) : [];
+  const node = words.indexOf('node');
+  const env = {};
+  for (const w of words.slice(0, Math.max(node, 0))) {
+    const eq = w.indexOf('=');
+    if (eq > 0) env[w.slice(0, eq)] = w.slice(eq + 1);
+  }
+  return { env, flags: node === -1 ? [] : words.slice(node + 1) };
 }
 
 const LISTENING = /agentgw listening: admin (\S+)\/api, gateway (\S+)\/v1/;
@@ -50,8 +57,8 @@ const LISTENING = /agentgw listening: admin (\S+)\/api, gateway (\S+)\/v1/;
 /** Runs `agentgw serve --config FILE --port 0` and resolves once it prints its addresses. */
 export function spawnGateway({ configPath, adminKey, nodeArgs = [] }) {
   const child = track(
-    spawn(process.execPath, [...launcherNodeFlags(), ...nodeArgs, AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
-      env: { ...process.env, AGENTGW_ADMIN_KEY: adminKey },
+    spawn(process.execPath, [...launcherLine().flags, ...nodeArgs, AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
+      env: { ...process.env, ...launcherLine().env, AGENTGW_ADMIN_KEY: adminKey },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );

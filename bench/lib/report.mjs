@@ -62,7 +62,8 @@ export function renderTable(results) {
   const c = results.config;
   lines.push('');
   lines.push(`agentgw overhead benchmark: ${c.cpus} CPUs (${c.cpuModel}), Node ${c.node}`);
-  lines.push(`gateway node flags: ${[...(c.gatewayLauncherFlags ?? []), ...(c.gatewayNodeArgs ?? [])].join(' ') || '(none)'} (launcher line${c.gatewayNodeArgs?.length ? ' + BENCH_GATEWAY_NODE_ARGS' : ''})`);
+  const launcherEnv = Object.entries(c.gatewayLauncherEnv ?? {}).map(([k, v]) => `${k}=${v}`);
+  lines.push(`gateway started as: ${[...launcherEnv, 'node', ...(c.gatewayLauncherFlags ?? []), ...(c.gatewayNodeArgs ?? [])].join(' ')} (launcher line${c.gatewayNodeArgs?.length ? ' + BENCH_GATEWAY_NODE_ARGS' : ''})`);
   lines.push('Load generator, mock upstream and the system under test share these CPUs: compare the ratios, not the absolute numbers.');
   if (results.load) {
     lines.push('');

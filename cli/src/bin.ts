@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=50
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 --heap-growing-percent=50
 import { Command, Option } from 'commander';
 import { ROLES } from '@agentgw/gateway/contract';
 import { adminKeysCreate, adminKeysDelete, adminKeysList } from './commands/admin-keys.js';

@@ -1,7 +1,6 @@
 // SigV4 for bedrock-runtime (service "bedrock"), or a Bedrock API key as a bearer token.
-import { Hash } from '@smithy/hash-node';
-import { HttpRequest } from '@smithy/protocol-http';
-import { SignatureV4 } from '@smithy/signature-v4';
+// The signing library is loaded at the first signed call: gateways without a SigV4 Bedrock provider never hold it in memory.
+import type { SignatureV4 } from '@smithy/signature-v4';
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -12,19 +11,18 @@ export interface AwsCredentials {
 export type BedrockAuth = { kind: 'sigv4'; credentials: AwsCredentials; region: string } | { kind: 'bearer'; token: string } | { kind: 'none' };
 
 export class BedrockSigner {
-  private readonly signer: SignatureV4 | null;
+  private signer: Promise<SignatureV4> | undefined;
 
-  constructor(private readonly auth: BedrockAuth) {
-    this.signer =
-      auth.kind === 'sigv4'
-        ? new SignatureV4({ credentials: auth.credentials, region: auth.region, service: 'bedrock', sha256: Hash.bind(null, 'sha256') })
-        : null;
-  }
+  constructor(private readonly auth: BedrockAuth) {}
 
   /** Headers to send: the given ones plus the authorization for this exact host, path and body. */
   async sign(host: string, path: string, body: string, headers: Record<string, string>, signingDate?: Date): Promise<Record<string, string>> {
-    if (this.auth.kind === 'bearer') return { ...headers, authorization: `Bearer ${this.auth.token}` };
-    if (!this.signer) return headers;
+    const auth = this.auth;
+    if (auth.kind === 'bearer') return { ...headers, authorization: `Bearer ${auth.token}` };
+    if (auth.kind !== 'sigv4') return headers;
+    this.signer ??= createSigner(auth);
+    const signer = await this.signer;
+    const { HttpRequest } = await import('@smithy/protocol-http');
     const [pathname, query] = splitQuery(path);
     const request = new HttpRequest({
       method: 'POST',
@@ -35,9 +33,14 @@ export class BedrockSigner {
       headers: { ...headers, host },
       body,
     });
-    const signed = await this.signer.sign(request, signingDate ? { signingDate } : undefined);
+    const signed = await signer.sign(request, signingDate ? { signingDate } : undefined);
     return signed.headers as Record<string, string>;
   }
+}
+
+async function createSigner(auth: Extract<BedrockAuth, { kind: 'sigv4' }>): Promise<SignatureV4> {
+  const [{ SignatureV4 }, { Hash }] = await Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]);
+  return new SignatureV4({ credentials: auth.credentials, region: auth.region, service: 'bedrock', sha256: Hash.bind(null, 'sha256') });
 }
 
 function splitQuery(path: string): [string, Record<string, string>] {
