@@ -18,6 +18,7 @@ const env = (name, fallback) => {
   return n;
 };
 
+const LAUNCHER = launcherLine();
 const config = {
   seconds: env('BENCH_SECONDS', 10),
   warmupSeconds: env('BENCH_WARMUP_SECONDS', 2),
@@ -30,8 +31,8 @@ const config = {
   phases: (process.env.BENCH_PHASES ?? 'load,latency,ttfb').split(',').map((s) => s.trim()),
   gatewayNodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
   /** The flags and variables of the agentgw launcher line, which the gateway always runs with (extra BENCH_GATEWAY_NODE_ARGS come after). */
-  gatewayLauncherFlags: launcherLine().flags,
-  gatewayLauncherEnv: launcherLine().env,
+  gatewayLauncherFlags: LAUNCHER.flags,
+  gatewayLauncherEnv: LAUNCHER.env,
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model?.trim() ?? 'unknown',
   node: process.version,

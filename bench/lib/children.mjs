@@ -56,9 +56,10 @@ const LISTENING = /agentgw listening: admin (\S+)\/api, gateway (\S+)\/v1/;
 
 /** Runs `agentgw serve --config FILE --port 0` and resolves once it prints its addresses. */
 export function spawnGateway({ configPath, adminKey, nodeArgs = [] }) {
+  const launcher = launcherLine();
   const child = track(
-    spawn(process.execPath, [...launcherLine().flags, ...nodeArgs, AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
-      env: { ...process.env, ...launcherLine().env, AGENTGW_ADMIN_KEY: adminKey },
+    spawn(process.execPath, [...launcher.flags, ...nodeArgs, AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
+      env: { ...process.env, ...launcher.env, AGENTGW_ADMIN_KEY: adminKey },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { AgentgwError, isAgentgwError } from '../contract/index.js';
 import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
 import { toAgentgwError } from '../http/error-handler.js';
@@ -112,14 +113,18 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   await dp.settle(a, ctx, cost, usage);
 }
 
-function waitForDrain(raw: NodeJS.WritableStream, signal: CancelSignal): Promise<void> {
+/** Resolves when the client's buffer drained, the client left, or the connection closed, whichever comes first. */
+function waitForDrain(raw: ServerResponse, signal: CancelSignal): Promise<void> {
+  if (signal.aborted || raw.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       raw.off('drain', done);
+      raw.off('close', done);
       signal.removeEventListener('abort', done);
       resolve();
     };
     raw.once('drain', done);
+    raw.once('close', done);
     signal.addEventListener('abort', done);
   });
 }

@@ -31,6 +31,36 @@ describe('ClientAbort', () => {
     expect(late).not.toHaveBeenCalled();
   });
 
+  it('runs listeners as an AbortSignal does: in order, once each, skipping one removed meanwhile, past one that throws', async () => {
+    const res = fakeResponse(false);
+    const abort = new ClientAbort(res);
+    const order: string[] = [];
+    const third = () => order.push('third');
+    const thrown: unknown[] = [];
+    const onUncaught = (e: unknown) => thrown.push(e);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const first = () => {
+        order.push('first');
+        abort.removeEventListener('abort', third);
+      };
+      abort.addEventListener('abort', first);
+      abort.addEventListener('abort', first);
+      abort.addEventListener('abort', () => {
+        order.push('throws');
+        throw new Error('listener failed');
+      });
+      abort.addEventListener('abort', third);
+      abort.addEventListener('abort', () => order.push('last'));
+      abort.abort('gone');
+      expect(order).toEqual(['first', 'throws', 'last']);
+      await new Promise((r) => setImmediate(r));
+      expect(thrown).toHaveLength(1);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
   it('does not abort when the connection closes after the answer was finished', () => {
     const res = fakeResponse(true);
     const abort = new ClientAbort(res);

@@ -21,9 +21,11 @@ export class ClientAbort implements CancelSignal {
     }
   };
 
-  /** As on an AbortSignal: a listener added after the abort is never called; each is called once. */
+  /** As on an AbortSignal: a listener added after the abort is never called, one added twice is called once. */
   addEventListener(_type: 'abort', listener: () => void): void {
-    if (!this.aborted) (this.listeners ??= []).push(listener);
+    if (this.aborted) return;
+    const listeners = (this.listeners ??= []);
+    if (!listeners.includes(listener)) listeners.push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
@@ -31,13 +33,27 @@ export class ClientAbort implements CancelSignal {
     if (i !== -1) this.listeners!.splice(i, 1);
   }
 
+  /**
+   * As on an AbortSignal: listeners run in the order they were added, one removed by an earlier one does not run, and one
+   * that throws does not keep the others from running (its error is reported as uncaught, as EventTarget does).
+   */
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
     const listeners = this.listeners;
+    if (!listeners) return;
+    for (const listener of [...listeners]) {
+      if (!listeners.includes(listener)) continue;
+      try {
+        listener();
+      } catch (err) {
+        process.nextTick(() => {
+          throw err;
+        });
+      }
+    }
     this.listeners = null;
-    if (listeners) for (const listener of listeners) listener();
   }
 
   /** Stops watching the connection once the request is answered. */

@@ -3,7 +3,7 @@ import { redactRequestPii, scanRequestPii } from './pii/index.js';
 
 interface PiiPlan {
   active: readonly Policy[];
-  types: PiiType[];
+  types: readonly PiiType[];
 }
 
 /** The policies that scan and the types they scan for, worked out once per policy list (a request plan keeps its list). */
@@ -13,7 +13,7 @@ function piiPlan(policies: readonly Policy[]): PiiPlan {
   let plan = plans.get(policies);
   if (!plan) {
     const active = policies.filter((p) => p.rules.pii !== 'off');
-    plan = { active, types: [...new Set(active.flatMap((p) => p.rules.pii_types))] };
+    plan = { active, types: Object.freeze([...new Set(active.flatMap((p) => p.rules.pii_types))]) };
     plans.set(policies, plan);
   }
   return plan;

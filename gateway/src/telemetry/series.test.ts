@@ -13,6 +13,8 @@ describe('CounterFamily and HistogramFamily render as prom-client does', () => {
       code: fc.constantFrom('none', 'upstream_timeout'),
       seconds: fc.oneof(fc.constantFrom(...BUCKETS, 0, 60, 1e9), fc.double({ min: 0, max: 20, noNaN: true })),
       tokens: fc.nat({ max: 10_000 }),
+      // A series looked up but not used this time, as Metrics does for each provider; now and then, a reset.
+      action: fc.constantFrom('observe', 'observe', 'observe', 'lookup', 'reset'),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(event, { maxLength: 40 }), async (events) => {
@@ -22,8 +24,21 @@ describe('CounterFamily and HistogramFamily render as prom-client does', () => {
         const c = new CounterFamily('t_total', 'Things.', ['provider', 'code'], ours);
         const rh = new Histogram({ name: 't_seconds', help: 'Latency.', labelNames: ['provider'], buckets: BUCKETS, registers: [theirs] });
         const rc = new Counter({ name: 't_total', help: 'Things.', labelNames: ['provider', 'code'], registers: [theirs] });
+        const held = new Map<string, ReturnType<typeof h.with>>();
         for (const e of events) {
-          h.with(e.provider).observe(e.seconds);
+          if (e.action === 'reset') {
+            ours.resetMetrics();
+            theirs.resetMetrics();
+            continue;
+          }
+          // Series are kept and reused, as Metrics keeps them: a reset must not orphan them.
+          const series = held.get(e.provider) ?? h.with(e.provider);
+          held.set(e.provider, series);
+          if (e.action === 'lookup') {
+            c.with(e.provider, e.code);
+            continue;
+          }
+          series.observe(e.seconds);
           rh.labels(e.provider).observe(e.seconds);
           if (e.tokens > 0) {
             c.with(e.provider, e.code).inc(e.tokens);

@@ -31,47 +31,58 @@ function detectOrRedact(text: string, detect: (text: string) => PiiMatch[], reda
 
 /** Texts shorter than this are scanned every time: remembering them would cost about what scanning them does. */
 const REMEMBER_FROM_CHARS = 64;
-/** The characters of clean texts remembered per type list; past it, the memory starts over. */
+/** The characters of clean texts remembered in all; past it, the memory starts over. */
 const REMEMBERED_CHARS = 1 << 20;
 
 /**
- * Texts already scanned and found clean for one list of PII types. An agent sends its whole conversation again at every
- * step, so most of a request is text an earlier step already scanned; it is looked up, not scanned again.
+ * Texts already scanned and found clean, per set of PII types, within one budget for the whole process. An agent sends
+ * its whole conversation again at every step, so most of a request is text an earlier step already scanned; it is
+ * looked up, not scanned again.
  */
 class CleanTexts {
-  private readonly texts = new Set<string>();
+  private readonly byTypes = new Map<string, Set<string>>();
   private chars = 0;
+  /** The canonical key of each type list seen (the same list object comes back for the same policies). */
+  private readonly keys = new WeakMap<readonly PiiType[], string>();
 
-  has(text: string): boolean {
-    return text.length >= REMEMBER_FROM_CHARS && this.texts.has(text);
+  private textsFor(types: readonly PiiType[]): Set<string> {
+    let key = this.keys.get(types);
+    if (key === undefined) {
+      key = [...types].sort().join(',');
+      this.keys.set(types, key);
+    }
+    let texts = this.byTypes.get(key);
+    if (!texts) this.byTypes.set(key, (texts = new Set()));
+    return texts;
   }
 
-  add(text: string): void {
+  has(types: readonly PiiType[], text: string): boolean {
+    return text.length >= REMEMBER_FROM_CHARS && this.textsFor(types).has(text);
+  }
+
+  add(types: readonly PiiType[], text: string): void {
     if (text.length < REMEMBER_FROM_CHARS || text.length > REMEMBERED_CHARS / 8) return;
     if (this.chars + text.length > REMEMBERED_CHARS) {
-      this.texts.clear();
+      this.byTypes.clear();
       this.chars = 0;
     }
-    this.texts.add(text);
+    this.textsFor(types).add(text);
     this.chars += text.length;
   }
 }
 
-/** Keyed by the type list itself: callers pass the same list for the same policies (see pii-rules.ts). */
-const cleanTexts = new WeakMap<readonly PiiType[], CleanTexts>();
+const cleanTexts = new CleanTexts();
 
 /** The PII types found anywhere in a chat completions or embeddings request body, in the contract's order. */
 export function scanRequestPii(body: unknown, types: readonly PiiType[]): PiiType[] {
   if (types.length === 0) return [];
-  let clean = cleanTexts.get(types);
-  if (!clean) cleanTexts.set(types, (clean = new CleanTexts()));
   const found: PiiMatch[] = [];
   visitRequestTexts(body, (text, field) => {
     const kind = kindOf(field);
-    if (kind === 'text' && clean.has(text)) return undefined;
+    if (kind === 'text' && cleanTexts.has(types, text)) return undefined;
     const before = found.length;
     processText(text, kind, types, false, found);
-    if (kind === 'text' && found.length === before) clean.add(text);
+    if (kind === 'text' && found.length === before) cleanTexts.add(types, text);
     return undefined;
   });
   return typesOf(found);

@@ -11,7 +11,7 @@ export interface AwsCredentials {
 export type BedrockAuth = { kind: 'sigv4'; credentials: AwsCredentials; region: string } | { kind: 'bearer'; token: string } | { kind: 'none' };
 
 export class BedrockSigner {
-  private signer: Promise<SignatureV4> | undefined;
+  private signer: Promise<Signer> | undefined;
 
   constructor(private readonly auth: BedrockAuth) {}
 
@@ -20,9 +20,12 @@ export class BedrockSigner {
     const auth = this.auth;
     if (auth.kind === 'bearer') return { ...headers, authorization: `Bearer ${auth.token}` };
     if (auth.kind !== 'sigv4') return headers;
-    this.signer ??= createSigner(auth);
-    const signer = await this.signer;
-    const { HttpRequest } = await import('@smithy/protocol-http');
+    this.signer ??= createSigner(auth).catch((err: unknown) => {
+      // A failed load is tried again at the next call rather than remembered.
+      this.signer = undefined;
+      throw err;
+    });
+    const { signer, HttpRequest } = await this.signer;
     const [pathname, query] = splitQuery(path);
     const request = new HttpRequest({
       method: 'POST',
@@ -38,9 +41,19 @@ export class BedrockSigner {
   }
 }
 
-async function createSigner(auth: Extract<BedrockAuth, { kind: 'sigv4' }>): Promise<SignatureV4> {
-  const [{ SignatureV4 }, { Hash }] = await Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]);
-  return new SignatureV4({ credentials: auth.credentials, region: auth.region, service: 'bedrock', sha256: Hash.bind(null, 'sha256') });
+interface Signer {
+  signer: SignatureV4;
+  HttpRequest: typeof import('@smithy/protocol-http').HttpRequest;
+}
+
+async function createSigner(auth: Extract<BedrockAuth, { kind: 'sigv4' }>): Promise<Signer> {
+  const [{ SignatureV4 }, { Hash }, { HttpRequest }] = await Promise.all([
+    import('@smithy/signature-v4'),
+    import('@smithy/hash-node'),
+    import('@smithy/protocol-http'),
+  ]);
+  const signer = new SignatureV4({ credentials: auth.credentials, region: auth.region, service: 'bedrock', sha256: Hash.bind(null, 'sha256') });
+  return { signer, HttpRequest };
 }
 
 function splitQuery(path: string): [string, Record<string, string>] {

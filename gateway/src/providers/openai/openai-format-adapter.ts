@@ -127,10 +127,8 @@ function estimateChatUsage(body: OpenAIChatRequest, completion: OpenAIChatComple
 /** The body for a non-streamed upstream call: the client's fields in their order, the upstream's model name, no stream fields. */
 function withoutStreamFields(body: OpenAIChatRequest, model: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(body)) {
-    if (k === 'stream' || k === 'stream_options') continue;
-    out[k] = k === 'model' ? model : body[k as keyof OpenAIChatRequest];
-  }
+  for (const k of Object.keys(body)) if (k !== 'stream' && k !== 'stream_options') out[k] = body[k as keyof OpenAIChatRequest];
+  // Replaces the client's model name in its place.
   out.model = model;
   return out;
 }
