@@ -29,6 +29,8 @@ const config = {
   ttfbSamples: env('BENCH_TTFB_SAMPLES', 300),
   slowChunkMs: env('BENCH_SLOW_CHUNK_MS', 10),
   phases: (process.env.BENCH_PHASES ?? 'load,latency,ttfb').split(',').map((s) => s.trim()),
+  /** 1: the load phase also measures the accounted proxy (accounted-proxy.mjs), between the bare proxy and the gateway. */
+  accounted: env('BENCH_ACCOUNTED', 0) === 1,
   gatewayNodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
   /** The flags and variables of the agentgw launcher line, which the gateway always runs with (extra BENCH_GATEWAY_NODE_ARGS come after). */
   gatewayLauncherFlags: LAUNCHER.flags,
@@ -59,6 +61,7 @@ const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
 async function startAll() {
   const mock = await forkServer('mock-upstream.mjs', { BENCH_SLOW_CHUNK_MS: String(config.slowChunkMs) });
   const proxy = await forkServer('bare-proxy.mjs', { BENCH_UPSTREAM: mock.url });
+  const accounted = config.accounted ? await forkServer('accounted-proxy.mjs', { BENCH_UPSTREAM: mock.url }) : null;
   const configPath = join(workDir, 'agentgw.yaml');
   // JSON is YAML: no serializer needed.
   writeFileSync(
@@ -73,7 +76,7 @@ async function startAll() {
     }),
   );
   const gateway = await spawnGateway({ configPath, adminKey: ADMIN_KEY, nodeArgs: config.gatewayNodeArgs });
-  return { mock, proxy, gateway };
+  return { mock, proxy, accounted, gateway };
 }
 
 /**
@@ -130,7 +133,7 @@ function added(byTarget) {
 
 async function main() {
   log(`starting mock upstream, bare proxy and gateway (${config.cpus} CPUs)`);
-  const { mock, proxy, gateway } = await startAll();
+  const { mock, proxy, accounted, gateway } = await startAll();
   const memory = sampleMemory(gateway.child.pid);
   const startedMb = (memoryOf(gateway.child.pid)?.rssKb ?? NaN) / 1024;
   const apiKey = await provisionAgent(gateway.url, ADMIN_KEY);
@@ -145,7 +148,8 @@ async function main() {
   const results = { config, policy: POLICY };
 
   if (config.phases.includes('load')) {
-    results.load = { nonStreaming: await loadPhase(targets, false), streaming: await loadPhase(targets, true) };
+    const loadTargets = accounted ? [...targets, { name: 'accounted', url: accounted.url, apiKey: 'sk-bench', pid: accounted.child.pid }] : targets;
+    results.load = { nonStreaming: await loadPhase(loadTargets, false), streaming: await loadPhase(loadTargets, true) };
     results.ratios = {};
     for (const [mode, runs] of Object.entries(results.load)) {
       results.ratios[mode] = {
@@ -153,6 +157,9 @@ async function main() {
         gatewayOverDirect: runs.gateway.requestsPerSec / runs.direct.requestsPerSec,
         proxyOverDirect: runs.proxy.requestsPerSec / runs.direct.requestsPerSec,
         gatewayCpuOverProxyCpu: runs.gateway.cpuUsPerRequest / runs.proxy.cpuUsPerRequest,
+        ...(runs.accounted
+          ? { accountedOverProxy: runs.accounted.requestsPerSec / runs.proxy.requestsPerSec, gatewayOverAccounted: runs.gateway.requestsPerSec / runs.accounted.requestsPerSec }
+          : {}),
       };
     }
   }

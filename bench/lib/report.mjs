@@ -7,7 +7,7 @@ export const TARGETS = {
   peakMemoryMb: 120,
 };
 
-const LABELS = { direct: 'direct to mock', proxy: 'bare proxy', gateway: 'gateway' };
+const LABELS = { direct: 'direct to mock', proxy: 'bare proxy', accounted: 'accounted proxy', gateway: 'gateway' };
 
 const num = (v, digits) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 const pad = (s, n) => String(s).padEnd(n);
@@ -73,7 +73,7 @@ export function renderTable(results) {
       const runs = results.load[mode];
       if (!runs) continue;
       let first = true;
-      for (const name of ['direct', 'proxy', 'gateway']) {
+      for (const name of ['direct', 'proxy', 'accounted', 'gateway']) {
         const r = runs[name];
         if (!r) continue;
         lines.push(`  ${pad(first ? title : '', 15)}${pad(LABELS[name], 16)}${lpad(num(r.requestsPerSec, 0), 10)}${lpad(num(r.p50Ms, 2), 9)}${lpad(num(r.p99Ms, 2), 9)}${lpad(num(r.cpuUsPerRequest, 0), 12)}`);
@@ -86,6 +86,10 @@ export function renderTable(results) {
     lines.push(`  ${pad('gateway / bare proxy', 31)}${lpad(ratio('nonStreaming', 'gatewayOverProxy'), 15)}${lpad(ratio('streaming', 'gatewayOverProxy'), 11)}`);
     lines.push(`  ${pad('gateway / direct', 31)}${lpad(ratio('nonStreaming', 'gatewayOverDirect'), 15)}${lpad(ratio('streaming', 'gatewayOverDirect'), 11)}`);
     lines.push(`  ${pad('bare proxy / direct', 31)}${lpad(ratio('nonStreaming', 'proxyOverDirect'), 15)}${lpad(ratio('streaming', 'proxyOverDirect'), 11)}`);
+    if (results.ratios.nonStreaming?.accountedOverProxy !== undefined) {
+      lines.push(`  ${pad('accounted proxy / bare proxy', 31)}${lpad(ratio('nonStreaming', 'accountedOverProxy'), 15)}${lpad(ratio('streaming', 'accountedOverProxy'), 11)}`);
+      lines.push(`  ${pad('gateway / accounted proxy', 31)}${lpad(ratio('nonStreaming', 'gatewayOverAccounted'), 15)}${lpad(ratio('streaming', 'gatewayOverAccounted'), 11)}`);
+    }
     const cpu = (mode) => `${num(results.ratios[mode]?.gatewayCpuOverProxyCpu ?? NaN, 2)}x`;
     lines.push(`  ${pad('CPU per request, gateway/proxy', 31)}${lpad(cpu('nonStreaming'), 15)}${lpad(cpu('streaming'), 11)}`);
     lines.push('  (CPU us/req: CPU time of the process in the middle, i.e. the mock when direct, per request served)');
