@@ -25,7 +25,7 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
     }
     const { result, target } = answered;
     const cost = actualCost(target, result.usage);
-    sendJson(ex, 200, JSON.stringify(result.body));
+    sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
     dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id });
     await dp.settle(a, ctx, cost, result.usage);
   } finally {

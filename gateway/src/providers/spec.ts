@@ -71,6 +71,8 @@ export interface ChatStream extends AsyncIterable<string> {
 export interface EmbeddingsResult {
   body: OpenAIEmbeddingsResponse;
   usage: Usage;
+  /** As ChatResult.raw: the upstream's own JSON text of `body`, when nothing was changed (vectors are costly to serialise). */
+  raw?: string;
 }
 
 /**

@@ -1,11 +1,10 @@
 // What the mock answers: a tool call when tools are offered, JSON when JSON is asked for, else an echo of the prompt.
-import { o200k } from '../../tokenizer/o200k.js';
+import { truncateToTokens } from '../../tokenizer/o200k.js';
 import type { OpenAIChatRequest, OpenAIFinishReason, OpenAIToolCall } from '../openai-format.js';
 import { contentText, maxOutputTokens } from '../shared/message-content.js';
 import { fnv1a } from './mock-hash.js';
 import { mockValueFromSchema } from './mock-value-from-schema.js';
 
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const QUOTE_LIMIT = 400;
 
 export interface MockReply {
@@ -35,8 +34,8 @@ export function mockReply(body: OpenAIChatRequest): MockReply {
   // max_tokens cuts the reply where a real model would stop.
   const max = maxOutputTokens(body);
   if (max !== undefined) {
-    const tokens = o200k().encode(text, PLAIN_TEXT);
-    if (tokens.length > max) return { content: o200k().decode(tokens.slice(0, max)), toolCalls: [], finishReason: 'length' };
+    const cut = truncateToTokens(text, max);
+    if (cut !== null) return { content: cut, toolCalls: [], finishReason: 'length' };
   }
   return { content: text, toolCalls: [], finishReason: 'stop' };
 }

@@ -193,6 +193,19 @@ describe('openai adapter', () => {
     expect(result.usage).toEqual({ prompt_tokens: 8, completion_tokens: 0, estimated: false });
   });
 
+  it('passes the embeddings text on as the upstream sent it when it reports usage, and serialises its own when it adds an estimate', async () => {
+    const sent = fixtures.text('embeddings.json');
+    upstream.respond(jsonReply(200, sent));
+    const reported = await adapter.embeddings(ctx('text-embedding-3-small'), { model: 'openai/text-embedding-3-small', input: 'hello' });
+    expect(reported.raw).toBe(sent);
+    const { usage: _usage, ...withoutUsage } = fixtures.json('embeddings.json') as Record<string, unknown>;
+    upstream.respond(jsonReply(200, JSON.stringify(withoutUsage)));
+    const estimated = await adapter.embeddings(ctx('text-embedding-3-small'), { model: 'openai/text-embedding-3-small', input: 'hello' });
+    expect(estimated.raw).toBeUndefined();
+    expect(estimated.usage.estimated).toBe(true);
+    expect(estimated.body.usage?.prompt_tokens).toBe(estimated.usage.prompt_tokens);
+  });
+
   describe('upstream errors', () => {
     async function failure(status: number, fixture: string): Promise<AgentgwError> {
       upstream.respond(jsonReply(status, fixtures.text(fixture)));

@@ -88,7 +88,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
   async embeddings(ctx: CallContext, body: OpenAIEmbeddingsRequest): Promise<EmbeddingsResult> {
     this.requireCredentials();
     const { client, route } = this.options;
-    const json = await client.sendJson<OpenAIEmbeddingsResponse>({
+    const { value: json, text } = await client.sendJsonText<OpenAIEmbeddingsResponse>({
       path: route.embeddingsPath(ctx.model),
       headers: route.headers,
       body: JSON.stringify({ ...body, model: ctx.model }),
@@ -96,10 +96,8 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     });
     if (!Array.isArray(json.data)) throw badUpstreamResponse(client.identity, 'answered without a data array.');
     const reported = json.usage?.prompt_tokens;
-    const usage: Usage =
-      typeof reported === 'number'
-        ? { prompt_tokens: reported, completion_tokens: 0, estimated: false }
-        : { prompt_tokens: estimateEmbeddingTokens(body.input), completion_tokens: 0, estimated: true };
+    if (typeof reported === 'number') return { body: json, usage: { prompt_tokens: reported, completion_tokens: 0, estimated: false }, raw: text };
+    const usage: Usage = { prompt_tokens: estimateEmbeddingTokens(body.input), completion_tokens: 0, estimated: true };
     json.usage ??= { prompt_tokens: usage.prompt_tokens, total_tokens: usage.prompt_tokens };
     return { body: json, usage };
   }

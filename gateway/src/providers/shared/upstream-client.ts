@@ -97,13 +97,7 @@ export class UpstreamClient {
   async sendJsonText<T>(req: UpstreamRequest): Promise<{ value: T; text: string }> {
     const { statusCode, text } = await this.collect(req);
     if (statusCode < 200 || statusCode >= 300) throw upstreamStatusError(this.identity, statusCode, text.slice(0, ERROR_BODY_LIMIT));
-    try {
-      const value = JSON.parse(text) as unknown;
-      if (value === null || typeof value !== 'object') throw new SyntaxError('not an object');
-      return { value: value as T, text };
-    } catch (err) {
-      throw upstreamFailure(this.identity, err, req.signal);
-    }
+    return { value: parseJsonObject<T>(this.identity, text, req.signal), text };
   }
 
   /**
@@ -174,21 +168,23 @@ export class UpstreamClient {
   }
 }
 
+/** Reads a 2xx response from send() and parses it as a JSON object. */
 export async function readJson<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: CancelSignal): Promise<T> {
-  return (await readJsonText<T>(identity, res, signal)).value;
-}
-
-async function readJsonText<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: CancelSignal): Promise<{ value: T; text: string }> {
   let text: string;
   try {
     text = await res.body.text();
   } catch (err) {
     throw upstreamFailure(identity, err, signal);
   }
+  return parseJsonObject<T>(identity, text, signal);
+}
+
+/** An upstream's answer must be a JSON object; anything else is its fault (upstream_bad_response). */
+function parseJsonObject<T>(identity: ProviderIdentity, text: string, signal: CancelSignal): T {
   try {
     const value = JSON.parse(text) as unknown;
     if (value === null || typeof value !== 'object') throw new SyntaxError('not an object');
-    return { value: value as T, text };
+    return value as T;
   } catch (err) {
     throw upstreamFailure(identity, err, signal);
   }
