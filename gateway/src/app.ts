@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { adminPlugin } from './admin/index.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { newRequestId } from './http/request-id.js';
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { V1Server } from './gateway/v1-server.js';
 import type { Runtime } from './runtime.js';
@@ -38,18 +38,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     frameworkErrors,
     // /v1 is answered by the data plane's own node:http handler; everything else goes through Fastify.
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-      const server = createServer((req, res) => {
+      const server = createServer({ ServerResponse: DrainingAwareResponse }, (req, res) => {
         const socket = req.socket;
         busy.set(socket, (busy.get(socket) ?? 0) + 1);
-        inFlight.add(res);
+        // The listener holds the socket, never the response: a response kept in a long-lived collection stays
+        // reachable from old objects, and under load that alone cost about a sixth of the gateway's CPU per request.
         res.once('close', () => {
-          inFlight.delete(res);
           const n = (busy.get(socket) ?? 1) - 1;
           if (n > 0) busy.set(socket, n);
           else busy.delete(socket);
         });
-        // Once shutdown has begun, every answer tells the client not to reuse the connection.
-        if (v1.closing) res.setHeader('connection', 'close');
         if (V1Server.owns(req.url)) v1.handle(req, res);
         else handler(req, res);
       });
@@ -61,12 +59,20 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return server;
     },
   };
+  /** Once shutdown has begun, every answer whose headers are not yet sent tells the client not to reuse the connection. */
+  class DrainingAwareResponse extends ServerResponse {
+    override writeHead(statusCode: number, statusMessage?: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+    override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+    override writeHead(...args: [number, ...unknown[]]): this {
+      if (v1.closing) this.shouldKeepAlive = false;
+      return ServerResponse.prototype.writeHead.apply(this, args as never) as this;
+    }
+  }
   // On close, connections without a request in progress (idle keep-alive ones, and ones a client opened but never used)
   // go at once; requests in flight (streams too) finish and are recorded, then their connections go too.
   const sockets = new Set<Socket>();
   /** Requests in progress per connection (pipelined requests count one each). */
   const busy = new Map<Socket, number>();
-  const inFlight = new Set<ServerResponse>();
   let reaper: NodeJS.Timeout | undefined;
   const reap = () => {
     for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
@@ -75,7 +81,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
   app.addHook('preClose', async () => {
     v1.closing = true;
-    for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
     reap();
     reaper = setInterval(reap, 50);
     reaper.unref();

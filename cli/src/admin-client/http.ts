@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { AdminApiError, AdminConnectionError, connectionReason } from './errors.js';
 
 export interface HttpOptions {
@@ -22,6 +22,9 @@ export interface HttpResponse<T> {
 }
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The HTTP client loads with the first admin call: `agentgw serve` shares this binary and never makes one. */
+let undici: Promise<typeof import('undici')> | undefined;
 
 /** One JSON request to the admin interface; every non-2xx answer becomes an AdminApiError. */
 export class AdminHttp {
@@ -49,6 +52,7 @@ export class AdminHttp {
     };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
 
+    const { request } = await (undici ??= import('undici'));
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {

@@ -1,6 +1,7 @@
 // One keep-alive undici Pool per provider, created once; every upstream call goes through send() so errors map in one place.
 import { StringDecoder } from 'node:string_decoder';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Pool } from './undici-pool.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { CancelSignal, ChatStream } from '../spec.js';
 import { FrameStream, type FrameTranslator } from './frame-stream.js';
