@@ -1,7 +1,7 @@
 // One keep-alive undici Pool per provider, created once; every upstream call goes through send() so errors map in one place.
 import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
-import { Pool } from './undici-pool.js';
+import { Pool, request } from './undici-pool.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { CancelSignal, ChatStream } from '../spec.js';
 import { FrameStream, type FrameTranslator } from './frame-stream.js';
@@ -61,7 +61,7 @@ export class UpstreamClient {
     let res: UpstreamResponse;
     try {
       // The pool directly: no URL parse and no dispatcher look-up per call.
-      res = await this.pool.request({
+      res = await request(this.pool, {
         path: this.basePath + req.path,
         method: 'POST',
         headers: req.headers,
