@@ -7,6 +7,9 @@ import { migrate } from './migrations.js';
 import type { Database } from './schema.js';
 import type { Store, UsageRecord } from './store.js';
 
+/** SQLite's page cache, in KiB as `PRAGMA cache_size` takes it (negative: a size, not a page count). */
+export const SQLITE_CACHE_KIB = -2000;
+
 export type StorageOptions = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; schema?: string };
 
 /** Opens the configured store and brings its schema up to date. Only the chosen database's driver is loaded. */
@@ -19,6 +22,10 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
+    // better-sqlite3 builds SQLite with a 16 MB page cache, which usage-record inserts fill within minutes: most of the
+    // gateway's malloc'd memory under load. SQLite's own default of 2 MB costs no measurable CPU per insert (the pages
+    // it drops come back from the OS's file cache), and keeps ~20 MB of resident memory for the data plane.
+    sqlite.pragma(`cache_size = ${SQLITE_CACHE_KIB}`);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     await migrate(db, 'sqlite');
     return new KyselyStore(db, 'sqlite', sqliteUsageInserter(sqlite));

@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { DEFAULT_RULES } from '../contract/index.js';
 import { openTestStore, usageRecord, type TestStore } from '../test-support/store.js';
+import { type Kysely, sql } from 'kysely';
 import { encodeCursor, isUniqueViolation } from './kysely-store.js';
+import { SQLITE_CACHE_KIB } from './open-store.js';
 import type { PolicyFields, Store } from './store.js';
 
 const policyFields = (over: Partial<PolicyFields> = {}): PolicyFields => ({
@@ -45,6 +47,13 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
 
   test('reports its kind', () => {
     expect(store.kind).toBe(kind);
+  });
+
+  test.runIf(kind === 'sqlite')('keeps SQLite page cache at 2 MB (the driver default of 16 MB fills under load)', async () => {
+    const db = (store as unknown as { db: Kysely<unknown> }).db;
+    const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(db);
+    expect(rows).toEqual([{ cache_size: SQLITE_CACHE_KIB }]);
+    expect(SQLITE_CACHE_KIB).toBe(-2000);
   });
 
   describe('tenants', () => {
