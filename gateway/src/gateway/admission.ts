@@ -220,5 +220,6 @@ export function actualCost(target: PricedTarget | undefined, usage: Usage): numb
     prompt_tokens: usage.prompt_tokens,
     completion_tokens: usage.completion_tokens,
     cached_tokens: usage.cached_prompt_tokens,
+    cache_write_tokens: usage.cache_write_prompt_tokens,
   });
 }

@@ -15,6 +15,11 @@ export interface Usage {
   completion_tokens: number;
   /** Prompt tokens served from the provider's prompt cache (included in prompt_tokens). */
   cached_prompt_tokens?: number;
+  /**
+   * Prompt tokens written to the provider's prompt cache (included in prompt_tokens; billed at the cache-write rate).
+   * For billing only: OpenAI's usage object has no field for it, so clients never see it.
+   */
+  cache_write_prompt_tokens?: number;
   estimated: boolean;
 }
 

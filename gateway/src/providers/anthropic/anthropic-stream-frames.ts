@@ -9,8 +9,8 @@ import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import { sseEvents } from '../shared/sse-events.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import type { AnthropicStreamEvent } from './anthropic-api.js';
-import { anthropicPromptUsage } from './convert-anthropic-usage.js';
+import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-api.js';
+import { anthropicPromptUsage, mergeAnthropicPromptCounts } from './convert-anthropic-usage.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
 
 export interface AnthropicStreamOptions {
@@ -31,8 +31,8 @@ interface ToolBlock {
 export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGenerator<string> {
   let writer: ChunkWriter | undefined;
   const tools = new Map<number, ToolBlock>();
-  let prompt = 0;
-  let cached: number | undefined;
+  // The prompt counts as last reported (input, cache reads, cache writes), and the completion tokens.
+  let promptCounts: AnthropicUsage = {};
   let completion = 0;
   let stopped = false;
   const open = (id?: string, model?: string) => (writer ??= new ChunkWriter(completionId(id, o.requestId), model ?? o.model, o.meter));
@@ -41,10 +41,8 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
     const event = JSON.parse(sse.data) as AnthropicStreamEvent;
     switch (event.type) {
       case 'message_start': {
-        const usage = anthropicPromptUsage(event.message.usage ?? {});
-        prompt = usage.prompt_tokens ?? 0;
-        cached = usage.cached_prompt_tokens;
-        o.meter.report({ prompt_tokens: usage.prompt_tokens, cached_prompt_tokens: usage.cached_prompt_tokens });
+        promptCounts = mergeAnthropicPromptCounts({}, event.message.usage ?? {});
+        o.meter.report(anthropicPromptUsage(promptCounts));
         yield open(event.message.id, event.message.model).role();
         break;
       }
@@ -77,15 +75,11 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
         break;
       }
       case 'message_delta': {
-        // message_delta usage is cumulative; newer API versions repeat the input counts there too.
+        // message_delta usage is cumulative; newer API versions repeat the input and cache counts there too.
         const usage = event.usage ?? {};
-        if (typeof usage.input_tokens === 'number') {
-          const p = anthropicPromptUsage(usage);
-          prompt = p.prompt_tokens ?? prompt;
-          cached = p.cached_prompt_tokens ?? cached;
-        }
+        promptCounts = mergeAnthropicPromptCounts(promptCounts, usage);
         completion = usage.output_tokens ?? completion;
-        o.meter.report({ prompt_tokens: prompt, completion_tokens: completion, cached_prompt_tokens: cached });
+        o.meter.report({ prompt_tokens: 0, ...anthropicPromptUsage(promptCounts), completion_tokens: completion });
         const finish = mapAnthropicStopReason(event.delta.stop_reason);
         o.state.finishReason = finish;
         yield open().finished(finish);
@@ -94,7 +88,8 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
       case 'message_stop': {
         stopped = true;
         if (o.includeUsage) {
-          const usage = { prompt_tokens: prompt, completion_tokens: completion, estimated: false, ...(cached !== undefined ? { cached_prompt_tokens: cached } : {}) };
+          const p = anthropicPromptUsage(promptCounts);
+          const usage = { prompt_tokens: p.prompt_tokens ?? 0, completion_tokens: completion, estimated: false, ...(p.cached_prompt_tokens !== undefined ? { cached_prompt_tokens: p.cached_prompt_tokens } : {}) };
           yield open().usage(toOpenAIUsage(usage));
         }
         break;

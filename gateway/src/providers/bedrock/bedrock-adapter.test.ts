@@ -124,7 +124,15 @@ describe('bedrock adapter', () => {
       choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?' }, finish_reason: 'stop' }],
       usage: { prompt_tokens: 524, completion_tokens: 11, total_tokens: 535, prompt_tokens_details: { cached_tokens: 512 } },
     });
-    expect(result.usage).toEqual({ prompt_tokens: 524, completion_tokens: 11, cached_prompt_tokens: 512, estimated: false });
+    expect(result.usage).toEqual({ prompt_tokens: 524, completion_tokens: 11, cached_prompt_tokens: 512, cache_write_prompt_tokens: 0, estimated: false });
+  });
+
+  it('reports prompt cache writes for billing, and keeps them out of the OpenAI usage object', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse-cache-write.json')));
+    const result = await adapter.chat(ctx(MODEL), hello);
+    // inputTokens 21 + cacheReadInputTokens 2048 + cacheWriteInputTokens 1873
+    expect(result.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 1873, estimated: false });
+    expect(result.body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
   });
 
   it('translates tools, toolUse and toolResult, images and json_schema', async () => {
@@ -193,6 +201,14 @@ describe('bedrock adapter', () => {
     ]);
     expect(chunks[4].usage).toEqual({ prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 });
     expect(stream.usage()).toEqual({ prompt_tokens: 12, completion_tokens: 4, estimated: false });
+  });
+
+  it('reports streamed prompt cache writes for billing, and keeps them out of the usage chunk', async () => {
+    upstream.respond(streamReply(eventFrames('converse-stream-cache-write.json'), EVENTSTREAM));
+    const stream = await adapter.chatStream(ctx(MODEL, { includeUsage: true }), hello);
+    const chunks = parseFrames(await collectFrames(stream));
+    expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    expect(stream.usage()).toEqual({ prompt_tokens: 3942, completion_tokens: 9, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 1873, estimated: false });
   });
 
   it('streams toolUse as delta.tool_calls with incremental arguments', async () => {

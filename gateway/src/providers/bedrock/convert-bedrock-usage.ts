@@ -10,5 +10,6 @@ export function bedrockUsage(usage: BedrockUsage | undefined): ReportedUsage {
   }
   if (typeof usage.outputTokens === 'number') out.completion_tokens = usage.outputTokens;
   if (typeof usage.cacheReadInputTokens === 'number') out.cached_prompt_tokens = usage.cacheReadInputTokens;
+  if (typeof usage.cacheWriteInputTokens === 'number') out.cache_write_prompt_tokens = usage.cacheWriteInputTokens;
   return out;
 }

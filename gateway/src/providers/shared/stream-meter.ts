@@ -6,12 +6,14 @@ export interface ReportedUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   cached_prompt_tokens?: number;
+  cache_write_prompt_tokens?: number;
 }
 
 export class StreamMeter {
   private prompt: number | undefined;
   private completion: number | undefined;
   private cached: number | undefined;
+  private cacheWritten: number | undefined;
   private promptEstimate: number | undefined;
   private readonly texts: string[] = [];
   private readonly rawChunks: string[] = [];
@@ -29,6 +31,7 @@ export class StreamMeter {
     if (usage.prompt_tokens !== undefined) this.prompt = usage.prompt_tokens;
     if (usage.completion_tokens !== undefined) this.completion = usage.completion_tokens;
     if (usage.cached_prompt_tokens !== undefined) this.cached = usage.cached_prompt_tokens;
+    if (usage.cache_write_prompt_tokens !== undefined) this.cacheWritten = usage.cache_write_prompt_tokens;
   }
 
   /** Text the client received (content, tool names and arguments). */
@@ -48,6 +51,7 @@ export class StreamMeter {
     const completion = completionKnown ? this.completion! : this.countStreamed();
     const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, estimated: !(promptKnown && completionKnown) };
     if (this.cached !== undefined) usage.cached_prompt_tokens = this.cached;
+    if (this.cacheWritten !== undefined) usage.cache_write_prompt_tokens = this.cacheWritten;
     return usage;
   }
 
