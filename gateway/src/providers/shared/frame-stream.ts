@@ -8,7 +8,7 @@ import type { CancelSignal, ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
-import { ERROR_BODY_LIMIT, upstreamStatusError } from './upstream-status-error.js';
+import { ErrorBody, upstreamStatusError } from './upstream-status-error.js';
 
 /** Turns upstream events into client frames: `data: ...\n\n` strings, or null to drop the event. Throws on a stream error. */
 export interface FrameTranslator {
@@ -76,7 +76,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
       }
       signal.addEventListener('abort', this.onAbort, { once: true });
       let status = 0;
-      let errorText = '';
+      const errorBody = new ErrorBody();
       let opened = false;
       const self = this;
       pool.dispatch(
@@ -97,11 +97,10 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
           },
           onData(chunk: Buffer) {
             if (!opened) {
-              errorText += chunk.toString('utf8');
               // A failed call's body only feeds an error message: keep its start, drop the connection rather than read on.
-              if (errorText.length >= ERROR_BODY_LIMIT) {
+              if (errorBody.add(chunk)) {
                 self.cleanup();
-                reject(upstreamStatusError(identity, status, errorText.slice(0, ERROR_BODY_LIMIT)));
+                reject(upstreamStatusError(identity, status, errorBody.text()));
                 self.finished = true;
                 self.abortUpstream?.(new Error('error body cut short'));
                 return false;
@@ -113,7 +112,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
           onComplete() {
             if (!opened) {
               self.cleanup();
-              reject(upstreamStatusError(identity, status, errorText.slice(0, ERROR_BODY_LIMIT)));
+              reject(upstreamStatusError(identity, status, errorBody.text()));
               return;
             }
             self.complete();
@@ -122,7 +121,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
             if (!opened) {
               self.cleanup();
               // Headers already said the call failed: that status is the answer, whatever broke after it.
-              if (status >= 300 && !signal.aborted) reject(upstreamStatusError(identity, status, errorText.slice(0, ERROR_BODY_LIMIT)));
+              if (status >= 300 && !signal.aborted) reject(upstreamStatusError(identity, status, errorBody.text()));
               else reject(upstreamFailure(identity, err, signal));
               return;
             }

@@ -1,5 +1,4 @@
 // One keep-alive undici Pool per provider, created once; every upstream call goes through send() so errors map in one place.
-import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
 import { Pool, request } from './undici-pool.js';
 import type { ProviderIdentity } from './provider-identity.js';
@@ -7,7 +6,7 @@ import type { CancelSignal, ChatStream } from '../spec.js';
 import { FrameStream, type FrameTranslator } from './frame-stream.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
-import { ERROR_BODY_LIMIT, upstreamStatusError } from './upstream-status-error.js';
+import { ErrorBody, upstreamStatusError } from './upstream-status-error.js';
 
 export interface UpstreamTimeouts {
   timeout_ms?: number;
@@ -73,8 +72,7 @@ export class UpstreamClient {
       throw upstreamFailure(this.identity, err, req.signal);
     }
     if (res.statusCode >= 200 && res.statusCode < 300) return res;
-    const text = await readLimitedText(res.body, ERROR_BODY_LIMIT);
-    throw upstreamStatusError(this.identity, res.statusCode, text);
+    throw upstreamStatusError(this.identity, res.statusCode, await readErrorBody(res.body));
   }
 
   /**
@@ -97,13 +95,13 @@ export class UpstreamClient {
   /** Sends and parses a JSON answer, keeping its text so it can be passed on without serialising it again. */
   async sendJsonText<T>(req: UpstreamRequest): Promise<{ value: T; text: string }> {
     const { statusCode, text } = await this.collect(req);
-    if (statusCode < 200 || statusCode >= 300) throw upstreamStatusError(this.identity, statusCode, text.slice(0, ERROR_BODY_LIMIT));
+    if (statusCode < 200 || statusCode >= 300) throw upstreamStatusError(this.identity, statusCode, text);
     return { value: parseJsonObject<T>(this.identity, text, req.signal), text };
   }
 
   /**
    * Sends a POST and gathers the whole answer, whatever its status, straight from the connection: no stream object,
-   * no header parsing beyond the status. An error body is cut at ERROR_BODY_LIMIT; a 2xx body is read whole.
+   * no header parsing beyond the status. An error body is cut at ERROR_BODY_LIMIT (see ErrorBody); a 2xx body is read whole.
    */
   private collect(req: UpstreamRequest): Promise<{ statusCode: number; text: string }> {
     const { signal } = req;
@@ -115,6 +113,7 @@ export class UpstreamClient {
       }
       const chunks: Buffer[] = [];
       let size = 0;
+      const errorBody = new ErrorBody();
       let statusCode = 0;
       let abort: ((err: Error) => void) | null = null;
       let settled = false;
@@ -139,22 +138,26 @@ export class UpstreamClient {
             return true;
           },
           onData(chunk: Buffer) {
+            if (statusCode < 200 || statusCode >= 300) {
+              // A failed call's body only feeds an error message: keep its start, drop the connection rather than read on.
+              if (errorBody.add(chunk)) {
+                finish(null, errorBody.text());
+                abort?.(new Error('error body cut short'));
+                return false;
+              }
+              return true;
+            }
             chunks.push(chunk);
             size += chunk.length;
-            // A failed call's body only feeds an error message: keep its start, drop the connection rather than read on.
-            if (statusCode >= 300 && size >= ERROR_BODY_LIMIT) {
-              finish(null, Buffer.concat(chunks, size).toString('utf8'));
-              abort?.(new Error('error body cut short'));
-              return false;
-            }
             return true;
           },
           onComplete() {
-            finish(null, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
+            if (statusCode < 200 || statusCode >= 300) finish(null, errorBody.text());
+            else finish(null, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
           },
           onError(err: Error) {
             // Headers already said the call failed: that status is the answer, whatever broke after it.
-            if (statusCode >= 300) finish(null, Buffer.concat(chunks, size).toString('utf8'));
+            if (statusCode >= 300) finish(null, errorBody.text());
             else finish(err);
           },
           onUpgrade() {},
@@ -191,14 +194,12 @@ function parseJsonObject<T>(identity: ProviderIdentity, text: string, signal: Ca
   }
 }
 
-/** Reads at most `limit` characters of an error body, then lets the rest go (error pages can be large). */
-async function readLimitedText(body: UpstreamResponse['body'], limit: number): Promise<string> {
-  let text = '';
-  const decoder = new StringDecoder('utf8');
+/** Reads the start of an error body (see ErrorBody), then lets the rest go (error pages can be large). */
+async function readErrorBody(body: UpstreamResponse['body']): Promise<string> {
+  const errorBody = new ErrorBody();
   try {
     for await (const chunk of body) {
-      text += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
-      if (text.length >= limit) {
+      if (errorBody.add(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer))) {
         body.destroy();
         break;
       }
@@ -206,5 +207,5 @@ async function readLimitedText(body: UpstreamResponse['body'], limit: number): P
   } catch {
     // A broken error body still leaves the status to report.
   }
-  return text.slice(0, limit);
+  return errorBody.text();
 }

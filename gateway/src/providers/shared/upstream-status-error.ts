@@ -12,6 +12,30 @@ const KEY_REJECTED = /\bAPI_KEY_INVALID\b|API key not valid/;
 /** How much of a failed call's body is read, for its error message; the rest is dropped with the connection. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
 
+/**
+ * The start of a failed call's body, kept as bytes and decoded once, so a character split between two network chunks
+ * stays whole. Every way of calling upstream reads its error bodies through one of these.
+ */
+export class ErrorBody {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  /** Adds a chunk of the body; true once ERROR_BODY_LIMIT bytes are in, when the caller stops reading and drops the call. */
+  add(chunk: Buffer): boolean {
+    if (this.size < ERROR_BODY_LIMIT) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+    }
+    return this.size >= ERROR_BODY_LIMIT;
+  }
+
+  /** At most ERROR_BODY_LIMIT bytes of the body, as text. */
+  text(): string {
+    const end = Math.min(this.size, ERROR_BODY_LIMIT);
+    return this.chunks.length === 1 ? this.chunks[0]!.toString('utf8', 0, end) : Buffer.concat(this.chunks, this.size).toString('utf8', 0, end);
+  }
+}
+
 export function upstreamStatusError(identity: ProviderIdentity, status: number, bodyText: string): AgentgwError {
   const who = `Provider "${identity.name}"`;
   const extracted = extractUpstreamMessage(bodyText);
