@@ -70,9 +70,12 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   ]);
   let ttft: number | null = null;
   let failure: AgentgwError | undefined;
+  // Corked until the next tick, or until the stream ends: Node 22 holds a corked response's chunks in a buffer of its own,
+  // and end() sends the closing chunk ahead of them, so the response is always uncorked before anything ends it.
+  let corked = false;
   try {
-    let corked = false;
     const uncork = () => {
+      if (!corked) return;
       corked = false;
       raw.uncork();
     };
@@ -92,6 +95,10 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
     }
   } catch (e) {
     if (!abort.aborted) failure = toAgentgwError(e, ex.log);
+  }
+  if (corked) {
+    corked = false;
+    raw.uncork();
   }
   // A client that left is recorded as such, billed for what was streamed.
   if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
