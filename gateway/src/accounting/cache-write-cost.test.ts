@@ -8,6 +8,8 @@ import { BUILTIN_PRICES } from './prices.js';
 const anthropicFixtures = fixtureReader(new URL('../providers/anthropic/x', import.meta.url).href);
 const bedrockFixtures = fixtureReader(new URL('../providers/bedrock/x', import.meta.url).href);
 
+const ONE_HOUR_PROMPT = 'When does the contract renew? (cached for an hour)';
+
 let upstream: FakeUpstream;
 let gw: TestGateway;
 let admin: ReturnType<typeof adminClient>;
@@ -15,12 +17,14 @@ let key: string;
 
 beforeAll(async () => {
   upstream = await FakeUpstream.start();
-  // Plays Anthropic's Messages API and Bedrock's Converse API from recorded payloads whose prompts wrote to the cache.
+  // Plays Anthropic's Messages API and Bedrock's Converse API from recorded payloads whose prompts wrote to the cache;
+  // a prompt that asks for the 1-hour cache gets Anthropic's payloads of writes mostly to the 1-hour cache.
   upstream.respond((req, res) => {
+    const oneHour = req.url === '/v1/messages' && JSON.stringify(req.json().messages).includes(ONE_HOUR_PROMPT);
     if (req.url === '/v1/messages' && req.json().stream === true) {
-      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(anthropicFixtures.text('message-stream-cache-write.sse'));
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(anthropicFixtures.text(oneHour ? 'message-stream-cache-write-1h.sse' : 'message-stream-cache-write.sse'));
     } else if (req.url === '/v1/messages') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(anthropicFixtures.text('message-cache-write.json'));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(anthropicFixtures.text(oneHour ? 'message-cache-write-1h.json' : 'message-cache-write.json'));
     } else if (req.url.endsWith('/converse')) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(bedrockFixtures.text('converse-cache-write.json'));
     } else {
@@ -102,5 +106,45 @@ describe('prompt cache writes are billed at the cache-write rate', () => {
     const rec = await recorded('cache-write-bedrock');
     expect(rec).toMatchObject({ prompt_tokens: 3942, completion_tokens: 9 });
     expect(rec.cost).toBeCloseTo(expectedCost, 12);
+  });
+});
+
+// The 1-hour fixtures: as above, but of the 1873 tokens written, 349 went to the 5-minute cache and 1524 to the 1-hour one.
+const expectedCost1h =
+  (21 * sonnet.input + 2048 * sonnet.cached_input! + 349 * sonnet.cache_write_input! + 1524 * sonnet.cache_write_1h_input! + 9 * sonnet.output) / 1e6;
+
+describe('1-hour prompt cache writes are billed at the 1-hour cache-write rate', () => {
+  const oneHour = { messages: [{ role: 'user', content: ONE_HOUR_PROMPT }] };
+
+  test('the expected cost bills 1-hour writes at cache_write_1h_input (2x input), the others at cache_write_input', () => {
+    // 21 x 3 + 2048 x 0.3 + 349 x 3.75 + 1524 x 6 + 9 x 15 = 11265.15 micro-USD; every write at the 5-minute rate would make it 7836.15.
+    expect(expectedCost1h).toBeCloseTo(0.01126515, 12);
+  });
+
+  test('Anthropic, not streamed', async () => {
+    const body = JSON.parse(await chat('cache-write-1h-anthropic', { model: 'anthropic/claude-sonnet-4-5', ...oneHour }));
+    // The client's usage object is unchanged: 1-hour writes are part of prompt_tokens, with no field of their own.
+    expect(body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    const rec = await recorded('cache-write-1h-anthropic');
+    expect(rec).toMatchObject({ prompt_tokens: 3942, completion_tokens: 9 });
+    expect(rec.cost).toBeCloseTo(expectedCost1h, 12);
+  });
+
+  test('Anthropic, streamed', async () => {
+    const text = await chat('cache-write-1h-anthropic-stream', {
+      model: 'anthropic/claude-sonnet-4-5',
+      stream: true,
+      stream_options: { include_usage: true },
+      ...oneHour,
+    });
+    const usageChunk = text
+      .split('\n\n')
+      .filter((frame) => frame.startsWith('data: {'))
+      .map((frame) => JSON.parse(frame.slice(6)))
+      .find((chunk) => chunk.usage);
+    expect(usageChunk.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    const rec = await recorded('cache-write-1h-anthropic-stream');
+    expect(rec).toMatchObject({ stream: true, prompt_tokens: 3942, completion_tokens: 9 });
+    expect(rec.cost).toBeCloseTo(expectedCost1h, 12);
   });
 });

@@ -8,8 +8,10 @@ export interface TokenUsage {
   completion_tokens: number;
   /** Prompt tokens read from the prompt cache. */
   cached_tokens?: number;
-  /** Prompt tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`). */
+  /** Prompt tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`), 1-hour writes included. */
   cache_write_tokens?: number;
+  /** Of `cache_write_tokens`, those written to the 1-hour cache (Anthropic `cache_creation.ephemeral_1h_input_tokens`). */
+  cache_write_1h_tokens?: number;
 }
 
 /** Money is rounded to 1e-10 USD once, here, so sums of costs carry no float dust. */
@@ -22,34 +24,45 @@ export function roundUsd(usd: number): number {
 function ratesFor(price: ModelPrice, promptTokens: number) {
   const tier = price.long_context && promptTokens > price.long_context.above_prompt_tokens ? price.long_context : undefined;
   const input = tier?.input ?? price.input;
+  const cacheWrite = tier?.cache_write_input ?? price.cache_write_input ?? input;
   return {
     input,
     output: tier?.output ?? price.output,
     cached: tier?.cached_input ?? price.cached_input ?? input,
-    cacheWrite: tier?.cache_write_input ?? price.cache_write_input ?? input,
+    cacheWrite,
+    cacheWrite1h: tier?.cache_write_1h_input ?? price.cache_write_1h_input ?? cacheWrite,
   };
 }
 
 const count = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
 
-/** The cost in USD of a request that used `usage`: uncached prompt x input + cached x cached_input + cache writes + completion x output. */
+/**
+ * The cost in USD of a request that used `usage`: uncached prompt x input + cached x cached_input
+ * + 5-minute cache writes x cache_write_input + 1-hour cache writes x cache_write_1h_input + completion x output.
+ */
 export function costOf(price: ModelPrice, usage: TokenUsage): number {
   const prompt = count(usage.prompt_tokens);
   const cached = Math.min(count(usage.cached_tokens), prompt);
   const written = Math.min(count(usage.cache_write_tokens), prompt - cached);
+  const written1h = Math.min(count(usage.cache_write_1h_tokens), written);
   const r = ratesFor(price, prompt);
-  const micro = (prompt - cached - written) * r.input + cached * r.cached + written * r.cacheWrite + count(usage.completion_tokens) * r.output;
+  const micro =
+    (prompt - cached - written) * r.input +
+    cached * r.cached +
+    (written - written1h) * r.cacheWrite +
+    written1h * r.cacheWrite1h +
+    count(usage.completion_tokens) * r.output;
   return roundUsd(micro / 1e6);
 }
 
 /**
- * The most a request can cost: every prompt token at the highest prompt rate (a cache write costs more than a plain input token)
+ * The most a request can cost: every prompt token at the highest prompt rate (cache writes, 1-hour ones most, cost more than plain input)
  * and `maxOutputTokens` completion tokens. Used for budget reservations and the per-request cost cap.
  */
 export function worstCaseCost(price: ModelPrice, promptTokensUpperBound: number, maxOutputTokens: number): number {
   const prompt = count(promptTokensUpperBound);
   const r = ratesFor(price, prompt);
-  const micro = prompt * Math.max(r.input, r.cacheWrite) + count(maxOutputTokens) * r.output;
+  const micro = prompt * Math.max(r.input, r.cacheWrite, r.cacheWrite1h) + count(maxOutputTokens) * r.output;
   return roundUsd(micro / 1e6);
 }
 

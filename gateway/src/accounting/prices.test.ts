@@ -100,6 +100,16 @@ describe('PriceTable overrides', () => {
     expect(table.lookup('openai', 'gpt-9')).toEqual({ input: 9, output: 9 });
   });
 
+  it('takes cache-write rates, 5-minute and 1-hour, validated like the others', () => {
+    const overrides = { 'anthropic/claude-sonnet-4-5': { input: 3.3, output: 16.5, cache_write_input: 4.125, cache_write_1h_input: 6.6 } };
+    expect(PriceOverrides.parse(overrides)).toEqual(overrides);
+    const table = new PriceTable(PriceOverrides.parse(overrides));
+    expect(table.lookup('anthropic', 'claude-sonnet-4-5-20250929')).toEqual({ ...overrides['anthropic/claude-sonnet-4-5'], max_output_tokens: 64_000, context_window: 1_000_000 });
+    expect(PriceOverrides.safeParse({ m: { input: 1, output: 2, cache_write_1h_input: -1 } }).success).toBe(false);
+    expect(PriceOverrides.safeParse({ m: { input: 1, output: 2, cache_write_1h_input: 2e6 } }).success).toBe(false);
+    expect(PriceOverrides.safeParse({ m: { input: 1, output: 2, cache_write_1h_input: Number.POSITIVE_INFINITY } }).success).toBe(false);
+  });
+
   it('validates the configuration shape', () => {
     expect(PriceOverrides.safeParse({ 'gpt-4o': { input: 1, output: 2, cached_input: 0.5, max_output_tokens: 10 } }).success).toBe(true);
     expect(PriceOverrides.safeParse({ 'gpt-4o': { input: -1, output: 2 } }).success).toBe(false);

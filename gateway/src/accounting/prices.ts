@@ -10,6 +10,8 @@ export interface ModelPrice {
   cached_input?: number;
   /** USD per million prompt tokens written to the prompt cache (Anthropic, 5-minute cache); `input` when absent. */
   cache_write_input?: number;
+  /** USD per million prompt tokens written to the 1-hour prompt cache (Anthropic); `cache_write_input` when absent. */
+  cache_write_1h_input?: number;
   /** Most completion tokens the model can produce in one response. */
   max_output_tokens?: number;
   /** Most tokens (prompt + completion) the model accepts. */
@@ -21,6 +23,7 @@ export interface ModelPrice {
     output: number;
     cached_input?: number;
     cache_write_input?: number;
+    cache_write_1h_input?: number;
   };
 }
 
@@ -28,19 +31,19 @@ export interface ModelPrice {
 export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768;
 
 const anthropic = {
-  'claude-opus-4-1': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75, max_output_tokens: 32_000, context_window: 200_000 },
-  'claude-opus-4': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75, max_output_tokens: 32_000, context_window: 200_000 },
+  'claude-opus-4-1': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75, cache_write_1h_input: 30, max_output_tokens: 32_000, context_window: 200_000 },
+  'claude-opus-4': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75, cache_write_1h_input: 30, max_output_tokens: 32_000, context_window: 200_000 },
   'claude-sonnet-4-5': {
-    input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75, max_output_tokens: 64_000, context_window: 1_000_000,
-    long_context: { above_prompt_tokens: 200_000, input: 6, output: 22.5, cached_input: 0.6, cache_write_input: 7.5 },
+    input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75, cache_write_1h_input: 6, max_output_tokens: 64_000, context_window: 1_000_000,
+    long_context: { above_prompt_tokens: 200_000, input: 6, output: 22.5, cached_input: 0.6, cache_write_input: 7.5, cache_write_1h_input: 12 },
   },
   'claude-sonnet-4': {
-    input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75, max_output_tokens: 64_000, context_window: 1_000_000,
-    long_context: { above_prompt_tokens: 200_000, input: 6, output: 22.5, cached_input: 0.6, cache_write_input: 7.5 },
+    input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75, cache_write_1h_input: 6, max_output_tokens: 64_000, context_window: 1_000_000,
+    long_context: { above_prompt_tokens: 200_000, input: 6, output: 22.5, cached_input: 0.6, cache_write_input: 7.5, cache_write_1h_input: 12 },
   },
-  'claude-3-7-sonnet': { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75, max_output_tokens: 64_000, context_window: 200_000 },
-  'claude-3-5-haiku': { input: 0.8, output: 4, cached_input: 0.08, cache_write_input: 1, max_output_tokens: 8_192, context_window: 200_000 },
-  'claude-haiku-4-5': { input: 1, output: 5, cached_input: 0.1, cache_write_input: 1.25, max_output_tokens: 64_000, context_window: 200_000 },
+  'claude-3-7-sonnet': { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75, cache_write_1h_input: 6, max_output_tokens: 64_000, context_window: 200_000 },
+  'claude-3-5-haiku': { input: 0.8, output: 4, cached_input: 0.08, cache_write_input: 1, cache_write_1h_input: 1.6, max_output_tokens: 8_192, context_window: 200_000 },
+  'claude-haiku-4-5': { input: 1, output: 5, cached_input: 0.1, cache_write_input: 1.25, cache_write_1h_input: 2, max_output_tokens: 64_000, context_window: 200_000 },
 } satisfies Record<string, ModelPrice>;
 
 const MOCK_PRICE: ModelPrice = { input: 0.5, output: 1.5, cached_input: 0.25, max_output_tokens: 4_096, context_window: 128_000 };
@@ -115,6 +118,7 @@ export const PriceOverride = z.strictObject({
   output: usdPerMillion,
   cached_input: usdPerMillion.optional(),
   cache_write_input: usdPerMillion.optional(),
+  cache_write_1h_input: usdPerMillion.optional(),
   max_output_tokens: tokenCount.optional(),
   context_window: tokenCount.optional(),
 });
@@ -152,6 +156,7 @@ export class PriceTable {
       const price: ModelPrice = { input: o.input, output: o.output };
       if (o.cached_input !== undefined) price.cached_input = o.cached_input;
       if (o.cache_write_input !== undefined) price.cache_write_input = o.cache_write_input;
+      if (o.cache_write_1h_input !== undefined) price.cache_write_1h_input = o.cache_write_1h_input;
       const maxOut = o.max_output_tokens ?? base?.max_output_tokens;
       if (maxOut !== undefined) price.max_output_tokens = maxOut;
       const ctx = o.context_window ?? base?.context_window;

@@ -221,5 +221,6 @@ export function actualCost(target: PricedTarget | undefined, usage: Usage): numb
     completion_tokens: usage.completion_tokens,
     cached_tokens: usage.cached_prompt_tokens,
     cache_write_tokens: usage.cache_write_prompt_tokens,
+    cache_write_1h_tokens: usage.cache_write_1h_prompt_tokens,
   });
 }

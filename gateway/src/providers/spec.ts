@@ -20,6 +20,11 @@ export interface Usage {
    * For billing only: OpenAI's usage object has no field for it, so clients never see it.
    */
   cache_write_prompt_tokens?: number;
+  /**
+   * Of cache_write_prompt_tokens, those written to Anthropic's 1-hour cache (billed at the 1-hour cache-write rate).
+   * For billing only, like cache_write_prompt_tokens.
+   */
+  cache_write_1h_prompt_tokens?: number;
   estimated: boolean;
 }
 

@@ -71,14 +71,29 @@ describe('anthropic adapter', () => {
       usage: { prompt_tokens: 2060, completion_tokens: 12, total_tokens: 2072, prompt_tokens_details: { cached_tokens: 2048 } },
     });
     // Cache reads are part of the prompt, as OpenAI counts them.
-    expect(result.usage).toEqual({ prompt_tokens: 2060, completion_tokens: 12, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 0, estimated: false });
+    expect(result.usage).toEqual({ prompt_tokens: 2060, completion_tokens: 12, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 0, cache_write_1h_prompt_tokens: 0, estimated: false });
   });
 
   it('reports prompt cache writes for billing, and keeps them out of the OpenAI usage object', async () => {
     upstream.respond(jsonReply(200, fixtures.json('message-cache-write.json')));
     const result = await adapter.chat(ctx('claude-sonnet-4-5'), hello);
     // input_tokens 21 + cache_creation_input_tokens 1873 + cache_read_input_tokens 2048
-    expect(result.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 1873, estimated: false });
+    expect(result.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 1873, cache_write_1h_prompt_tokens: 0, estimated: false });
+    expect(result.body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+  });
+
+  it('reports 1-hour prompt cache writes apart, for billing only', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('message-cache-write-1h.json')));
+    const result = await adapter.chat(ctx('claude-sonnet-4-5'), hello);
+    // cache_creation_input_tokens 1873 = ephemeral_5m_input_tokens 349 + ephemeral_1h_input_tokens 1524
+    expect(result.usage).toEqual({
+      prompt_tokens: 3942,
+      completion_tokens: 9,
+      cached_prompt_tokens: 2048,
+      cache_write_prompt_tokens: 1873,
+      cache_write_1h_prompt_tokens: 1524,
+      estimated: false,
+    });
     expect(result.body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
   });
 
@@ -199,7 +214,7 @@ describe('anthropic adapter', () => {
       expect(chunk).toMatchObject({ id: 'chatcmpl-msg_01Wn7RGAMCP5wKmmXs8yT5f6', object: 'chat.completion.chunk', model: 'claude-sonnet-4-5-20250929' });
     }
     expect(chunks[4]).toMatchObject({ choices: [], usage: { prompt_tokens: 1049, completion_tokens: 6, total_tokens: 1055, prompt_tokens_details: { cached_tokens: 1024 } } });
-    expect(stream.usage()).toEqual({ prompt_tokens: 1049, completion_tokens: 6, cached_prompt_tokens: 1024, cache_write_prompt_tokens: 0, estimated: false });
+    expect(stream.usage()).toEqual({ prompt_tokens: 1049, completion_tokens: 6, cached_prompt_tokens: 1024, cache_write_prompt_tokens: 0, cache_write_1h_prompt_tokens: 0, estimated: false });
     expect(stream.finishReason()).toBe('stop');
   });
 
@@ -215,7 +230,38 @@ describe('anthropic adapter', () => {
     const stream = await adapter.chatStream(ctx('claude-sonnet-4-5', { includeUsage: true }), hello);
     const chunks = parseFrames(await collectFrames(stream));
     expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
-    expect(stream.usage()).toEqual({ prompt_tokens: 3942, completion_tokens: 9, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 1873, estimated: false });
+    expect(stream.usage()).toEqual({ prompt_tokens: 3942, completion_tokens: 9, cached_prompt_tokens: 2048, cache_write_prompt_tokens: 1873, cache_write_1h_prompt_tokens: 0, estimated: false });
+  });
+
+  it.each([
+    ['message_delta repeating the prompt counts without their split', (events: string[]) => events],
+    [
+      'message_start alone carrying the prompt counts',
+      (events: string[]) => events.map((e) => (e.startsWith('event: message_delta') ? e.replace(/"usage":\{[^}]*\}/, '"usage":{"output_tokens":9}') : e)),
+    ],
+    [
+      'message_delta repeating the split too',
+      (events: string[]) =>
+        events.map((e) =>
+          e.startsWith('event: message_delta')
+            ? e.replace('"output_tokens":9', '"cache_creation":{"ephemeral_5m_input_tokens":349,"ephemeral_1h_input_tokens":1524},"output_tokens":9')
+            : e,
+        ),
+    ],
+  ])('reports streamed 1-hour prompt cache writes apart: %s', async (_name, variant) => {
+    const events = variant(sseEventsOf(fixtures.text('message-stream-cache-write-1h.sse')));
+    upstream.respond(streamReply(events));
+    const stream = await adapter.chatStream(ctx('claude-sonnet-4-5', { includeUsage: true }), hello);
+    const chunks = parseFrames(await collectFrames(stream));
+    expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    expect(stream.usage()).toEqual({
+      prompt_tokens: 3942,
+      completion_tokens: 9,
+      cached_prompt_tokens: 2048,
+      cache_write_prompt_tokens: 1873,
+      cache_write_1h_prompt_tokens: 1524,
+      estimated: false,
+    });
   });
 
   it('sends no usage chunk unless asked, and still bills', async () => {
@@ -263,7 +309,7 @@ describe('anthropic adapter', () => {
     const events = sseEventsOf(fixtures.text('message-stream.sse'));
     let stream!: Awaited<ReturnType<ProviderAdapter['chatStream']>>;
     await abortAfterFrames(upstream, events.slice(0, 5).join(''), 3, async (signal) => (stream = await adapter.chatStream(ctx('claude-sonnet-4-5', { signal }), hello)));
-    expect(stream.usage()).toEqual({ prompt_tokens: 1049, completion_tokens: countTokens('Hello there!'), cached_prompt_tokens: 1024, cache_write_prompt_tokens: 0, estimated: true });
+    expect(stream.usage()).toEqual({ prompt_tokens: 1049, completion_tokens: countTokens('Hello there!'), cached_prompt_tokens: 1024, cache_write_prompt_tokens: 0, cache_write_1h_prompt_tokens: 0, estimated: true });
   });
 
   it('an error event mid-stream fails the iteration as retryable', async () => {

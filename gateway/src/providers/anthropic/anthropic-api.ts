@@ -79,6 +79,13 @@ export interface AnthropicUsage {
   output_tokens?: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** The split of cache_creation_input_tokens by cache lifetime (5-minute and 1-hour writes are priced apart). */
+  cache_creation?: AnthropicCacheCreation | null;
+}
+
+export interface AnthropicCacheCreation {
+  ephemeral_5m_input_tokens?: number | null;
+  ephemeral_1h_input_tokens?: number | null;
 }
 
 export type AnthropicResponseBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock;

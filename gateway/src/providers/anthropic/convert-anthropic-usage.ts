@@ -1,6 +1,7 @@
 // Anthropic counts cache reads and writes apart from input_tokens; OpenAI's prompt_tokens includes them.
+// cache_creation splits the writes by cache lifetime: 1-hour writes cost more than 5-minute ones.
 import type { ReportedUsage } from '../shared/stream-meter.js';
-import type { AnthropicUsage } from './anthropic-api.js';
+import type { AnthropicCacheCreation, AnthropicUsage } from './anthropic-api.js';
 
 export function anthropicPromptUsage(usage: AnthropicUsage): ReportedUsage {
   const cacheRead = usage.cache_read_input_tokens ?? 0;
@@ -9,6 +10,8 @@ export function anthropicPromptUsage(usage: AnthropicUsage): ReportedUsage {
   if (typeof usage.input_tokens === 'number') out.prompt_tokens = usage.input_tokens + cacheRead + cacheWrite;
   if (usage.cache_read_input_tokens != null) out.cached_prompt_tokens = cacheRead;
   if (usage.cache_creation_input_tokens != null) out.cache_write_prompt_tokens = cacheWrite;
+  const cacheWrite1h = usage.cache_creation?.ephemeral_1h_input_tokens;
+  if (cacheWrite1h != null) out.cache_write_1h_prompt_tokens = cacheWrite1h;
   return out;
 }
 
@@ -17,9 +20,15 @@ export function anthropicPromptUsage(usage: AnthropicUsage): ReportedUsage {
  * cumulative) repeats. A count it leaves out or sends as null keeps its earlier value.
  */
 export function mergeAnthropicPromptCounts(earlier: AnthropicUsage, later: AnthropicUsage): AnthropicUsage {
-  return {
+  const merged: AnthropicUsage = {
     input_tokens: later.input_tokens ?? earlier.input_tokens,
     cache_creation_input_tokens: later.cache_creation_input_tokens ?? earlier.cache_creation_input_tokens,
     cache_read_input_tokens: later.cache_read_input_tokens ?? earlier.cache_read_input_tokens,
   };
+  const split: AnthropicCacheCreation = {
+    ephemeral_5m_input_tokens: later.cache_creation?.ephemeral_5m_input_tokens ?? earlier.cache_creation?.ephemeral_5m_input_tokens,
+    ephemeral_1h_input_tokens: later.cache_creation?.ephemeral_1h_input_tokens ?? earlier.cache_creation?.ephemeral_1h_input_tokens,
+  };
+  if (split.ephemeral_5m_input_tokens != null || split.ephemeral_1h_input_tokens != null) merged.cache_creation = split;
+  return merged;
 }

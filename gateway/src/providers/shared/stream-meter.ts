@@ -7,6 +7,7 @@ export interface ReportedUsage {
   completion_tokens?: number;
   cached_prompt_tokens?: number;
   cache_write_prompt_tokens?: number;
+  cache_write_1h_prompt_tokens?: number;
 }
 
 export class StreamMeter {
@@ -14,6 +15,7 @@ export class StreamMeter {
   private completion: number | undefined;
   private cached: number | undefined;
   private cacheWritten: number | undefined;
+  private cacheWritten1h: number | undefined;
   private promptEstimate: number | undefined;
   private readonly texts: string[] = [];
   private readonly rawChunks: string[] = [];
@@ -32,6 +34,7 @@ export class StreamMeter {
     if (usage.completion_tokens !== undefined) this.completion = usage.completion_tokens;
     if (usage.cached_prompt_tokens !== undefined) this.cached = usage.cached_prompt_tokens;
     if (usage.cache_write_prompt_tokens !== undefined) this.cacheWritten = usage.cache_write_prompt_tokens;
+    if (usage.cache_write_1h_prompt_tokens !== undefined) this.cacheWritten1h = usage.cache_write_1h_prompt_tokens;
   }
 
   /** Text the client received (content, tool names and arguments). */
@@ -52,6 +55,7 @@ export class StreamMeter {
     const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, estimated: !(promptKnown && completionKnown) };
     if (this.cached !== undefined) usage.cached_prompt_tokens = this.cached;
     if (this.cacheWritten !== undefined) usage.cache_write_prompt_tokens = this.cacheWritten;
+    if (this.cacheWritten1h !== undefined) usage.cache_write_1h_prompt_tokens = this.cacheWritten1h;
     return usage;
   }
 
