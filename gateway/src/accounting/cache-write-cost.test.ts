@@ -59,6 +59,15 @@ async function chat(traceId: string, body: Record<string, unknown>) {
   return text;
 }
 
+/** The usage object of a stream's usage chunk, as the client receives it. */
+function streamedUsage(text: string) {
+  return text
+    .split('\n\n')
+    .filter((frame) => frame.startsWith('data: {'))
+    .map((frame) => JSON.parse(frame.slice(6)))
+    .find((chunk) => chunk.usage)?.usage;
+}
+
 async function recorded(traceId: string) {
   for (let i = 0; i < 50; i++) {
     await gw.runtime.dataPlane.usage.flush();
@@ -90,12 +99,7 @@ describe('prompt cache writes are billed at the cache-write rate', () => {
 
   test('Anthropic, streamed', async () => {
     const text = await chat('cache-write-anthropic-stream', { model: 'anthropic/claude-sonnet-4-5', stream: true, stream_options: { include_usage: true } });
-    const usageChunk = text
-      .split('\n\n')
-      .filter((frame) => frame.startsWith('data: {'))
-      .map((frame) => JSON.parse(frame.slice(6)))
-      .find((chunk) => chunk.usage);
-    expect(usageChunk.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    expect(streamedUsage(text)).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
     const rec = await recorded('cache-write-anthropic-stream');
     expect(rec).toMatchObject({ stream: true, prompt_tokens: 3942, completion_tokens: 9 });
     expect(rec.cost).toBeCloseTo(expectedCost, 12);
@@ -137,12 +141,7 @@ describe('1-hour prompt cache writes are billed at the 1-hour cache-write rate',
       stream_options: { include_usage: true },
       ...oneHour,
     });
-    const usageChunk = text
-      .split('\n\n')
-      .filter((frame) => frame.startsWith('data: {'))
-      .map((frame) => JSON.parse(frame.slice(6)))
-      .find((chunk) => chunk.usage);
-    expect(usageChunk.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    expect(streamedUsage(text)).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
     const rec = await recorded('cache-write-1h-anthropic-stream');
     expect(rec).toMatchObject({ stream: true, prompt_tokens: 3942, completion_tokens: 9 });
     expect(rec.cost).toBeCloseTo(expectedCost1h, 12);

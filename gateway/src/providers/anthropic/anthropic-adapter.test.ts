@@ -17,6 +17,16 @@ import { createProvider } from '../index.js';
 import { countTokens } from '../shared/count-tokens.js';
 import type { OpenAIChatRequest, ProviderAdapter } from '../spec.js';
 
+/** What the 1-hour fixtures bill: cache_creation_input_tokens 1873 = ephemeral_5m_input_tokens 349 + ephemeral_1h_input_tokens 1524. */
+const CACHE_WRITE_1H_USAGE = {
+  prompt_tokens: 3942,
+  completion_tokens: 9,
+  cached_prompt_tokens: 2048,
+  cache_write_prompt_tokens: 1873,
+  cache_write_1h_prompt_tokens: 1524,
+  estimated: false,
+};
+
 const fixtures = fixtureReader(import.meta.url);
 const API_KEY = 'sk-ant-api03-test-9f8e7d6c5b4a';
 
@@ -86,14 +96,7 @@ describe('anthropic adapter', () => {
     upstream.respond(jsonReply(200, fixtures.json('message-cache-write-1h.json')));
     const result = await adapter.chat(ctx('claude-sonnet-4-5'), hello);
     // cache_creation_input_tokens 1873 = ephemeral_5m_input_tokens 349 + ephemeral_1h_input_tokens 1524
-    expect(result.usage).toEqual({
-      prompt_tokens: 3942,
-      completion_tokens: 9,
-      cached_prompt_tokens: 2048,
-      cache_write_prompt_tokens: 1873,
-      cache_write_1h_prompt_tokens: 1524,
-      estimated: false,
-    });
+    expect(result.usage).toEqual(CACHE_WRITE_1H_USAGE);
     expect(result.body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
   });
 
@@ -254,14 +257,7 @@ describe('anthropic adapter', () => {
     const stream = await adapter.chatStream(ctx('claude-sonnet-4-5', { includeUsage: true }), hello);
     const chunks = parseFrames(await collectFrames(stream));
     expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
-    expect(stream.usage()).toEqual({
-      prompt_tokens: 3942,
-      completion_tokens: 9,
-      cached_prompt_tokens: 2048,
-      cache_write_prompt_tokens: 1873,
-      cache_write_1h_prompt_tokens: 1524,
-      estimated: false,
-    });
+    expect(stream.usage()).toEqual(CACHE_WRITE_1H_USAGE);
   });
 
   it('sends no usage chunk unless asked, and still bills', async () => {
