@@ -363,3 +363,247 @@ describe('anthropic adapter', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 });
+
+// Prompt caching, LiteLLM's convention: cache_control on a content part, a message or a tool marks a breakpoint.
+describe('anthropic adapter: prompt-cache breakpoints', () => {
+  let upstream: FakeUpstream;
+  let adapter: ProviderAdapter;
+  adapterOnFakeUpstream(
+    (url) => createProvider('anthropic', { type: 'anthropic', base_url: `${url}/v1`, api_key: API_KEY }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
+  /** The request types know no cache_control: the gateway's schema passes it through as an extra key. */
+  const cachedRequest = (body: object) => body as OpenAIChatRequest;
+  const EPHEMERAL = { type: 'ephemeral' };
+  const LONG_DOC = 'The contract, in full: '.padEnd(4000, 'clause ');
+
+  it('puts a content part breakpoint on its block, and sends only type and ttl', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(
+      ctx('claude-sonnet-4-5'),
+      cachedRequest({
+        model: 'anthropic/claude-sonnet-4-5',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: LONG_DOC, cache_control: { type: 'ephemeral', scope: 'global', extra: 1 } },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' }, cache_control: { type: 'ephemeral', ttl: '5m' } },
+              { type: 'text', text: 'When does it renew?' },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(upstream.last.json().messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: LONG_DOC, cache_control: EPHEMERAL },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' }, cache_control: { type: 'ephemeral', ttl: '5m' } },
+          { type: 'text', text: 'When does it renew?' },
+        ],
+      },
+    ]);
+  });
+
+  it('puts a message breakpoint on the last block of that message: string content, tool_use, tool_result', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(
+      ctx('claude-sonnet-4-5'),
+      cachedRequest({
+        model: 'anthropic/claude-sonnet-4-5',
+        messages: [
+          { role: 'user', content: LONG_DOC, cache_control: EPHEMERAL },
+          {
+            role: 'assistant',
+            content: 'Checking.',
+            tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+            cache_control: EPHEMERAL,
+          },
+          { role: 'tool', tool_call_id: 'toolu_1', content: '18°C', cache_control: EPHEMERAL },
+          { role: 'user', content: [{ type: 'text', text: 'And ' }, { type: 'text', text: 'tomorrow?' }], cache_control: EPHEMERAL },
+        ],
+      }),
+    );
+    expect(upstream.last.json().messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: LONG_DOC, cache_control: EPHEMERAL }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' }, cache_control: EPHEMERAL },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: '18°C', cache_control: EPHEMERAL },
+          { type: 'text', text: 'And ' },
+          { type: 'text', text: 'tomorrow?', cache_control: EPHEMERAL },
+        ],
+      },
+    ]);
+  });
+
+  it('puts a tool message part breakpoint on the tool_result block, and splits marked assistant text parts', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(
+      ctx('claude-sonnet-4-5'),
+      cachedRequest({
+        model: 'anthropic/claude-sonnet-4-5',
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          {
+            role: 'assistant',
+            content: [{ type: 'text', text: LONG_DOC, cache_control: EPHEMERAL }, { type: 'text', text: 'Checking.' }],
+            tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'toolu_1', content: [{ type: 'text', text: '18' }, { type: 'text', text: '°C', cache_control: EPHEMERAL }] },
+        ],
+      }),
+    );
+    expect(upstream.last.json().messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: LONG_DOC, cache_control: EPHEMERAL },
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '18°C', cache_control: EPHEMERAL }] },
+    ]);
+  });
+
+  it('sends a system prompt with a breakpoint as text blocks', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(
+      ctx('claude-sonnet-4-5'),
+      cachedRequest({
+        model: 'anthropic/claude-sonnet-4-5',
+        messages: [
+          { role: 'system', content: LONG_DOC, cache_control: EPHEMERAL },
+          { role: 'developer', content: [{ type: 'text', text: 'Be terse. ' }, { type: 'text', text: 'Cite clauses.', cache_control: { type: 'ephemeral', ttl: '5m' } }] },
+          { role: 'system', content: [{ type: 'text', text: 'Today is Monday.' }] },
+          { role: 'user', content: 'When does it renew?' },
+        ],
+      }),
+    );
+    const sent = upstream.last.json();
+    expect(sent.system).toEqual([
+      { type: 'text', text: LONG_DOC, cache_control: EPHEMERAL },
+      { type: 'text', text: 'Be terse. ' },
+      { type: 'text', text: 'Cite clauses.', cache_control: { type: 'ephemeral', ttl: '5m' } },
+      { type: 'text', text: 'Today is Monday.' },
+    ]);
+    expect(sent.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'When does it renew?' }] }]);
+  });
+
+  it('puts a tool breakpoint on that tool definition', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(
+      ctx('claude-sonnet-4-5'),
+      cachedRequest({ ...hello, tools: [{ type: 'function', function: { name: 'get_time' } }, { ...weatherTool, cache_control: EPHEMERAL }] }),
+    );
+    expect(upstream.last.json().tools).toEqual([
+      { name: 'get_time', input_schema: { type: 'object', properties: {} } },
+      { name: 'get_weather', description: 'Current weather of a city', input_schema: weatherTool.function.parameters, cache_control: EPHEMERAL },
+    ]);
+  });
+
+  it('forwards a 1-hour ttl, streamed too', async () => {
+    const oneHour = { type: 'ephemeral', ttl: '1h' };
+    const body = cachedRequest({
+      model: 'anthropic/claude-sonnet-4-5',
+      messages: [
+        { role: 'system', content: LONG_DOC, cache_control: oneHour },
+        { role: 'user', content: 'When does it renew?' },
+      ],
+      tools: [{ ...weatherTool, cache_control: oneHour }],
+    });
+    upstream.respond(jsonReply(200, fixtures.json('message-cache-write-1h.json')));
+    const result = await adapter.chat(ctx('claude-sonnet-4-5'), body);
+    expect(upstream.last.json().system).toEqual([{ type: 'text', text: LONG_DOC, cache_control: oneHour }]);
+    expect(upstream.last.json().tools[0].cache_control).toEqual(oneHour);
+    expect(result.usage).toEqual(CACHE_WRITE_1H_USAGE);
+
+    upstream.respond(streamReply(fixtures.text('message-stream-cache-write-1h.sse')));
+    await collectFrames(await adapter.chatStream(ctx('claude-sonnet-4-5'), { ...body, stream: true }));
+    expect(upstream.last.json()).toMatchObject({ stream: true, system: [{ type: 'text', text: LONG_DOC, cache_control: oneHour }], tools: [{ cache_control: oneHour }] });
+  });
+
+  it('sends a request whose cache_control values are all null as one without any', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(ctx('claude-sonnet-4-5'), { ...hello, tools: [weatherTool] });
+    const plain = upstream.last.body.toString('utf8');
+    await adapter.chat(
+      ctx('claude-sonnet-4-5'),
+      cachedRequest({
+        ...hello,
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'You are terse.', cache_control: null }], cache_control: null },
+          { role: 'user', content: 'Say hello', cache_control: null },
+        ],
+        tools: [{ ...weatherTool, cache_control: null }],
+      }),
+    );
+    expect(upstream.last.body.toString('utf8')).toBe(plain);
+    expect(plain).not.toContain('cache_control');
+  });
+
+  it('answers 400 past 4 breakpoints, before calling Anthropic', async () => {
+    const body = cachedRequest({
+      model: 'anthropic/claude-sonnet-4-5',
+      messages: [
+        { role: 'system', content: 'Rules.', cache_control: EPHEMERAL },
+        { role: 'user', content: [{ type: 'text', text: 'One', cache_control: EPHEMERAL }] },
+        { role: 'assistant', content: 'Two', cache_control: EPHEMERAL },
+        { role: 'user', content: 'Three', cache_control: EPHEMERAL },
+      ],
+      tools: [{ ...weatherTool, cache_control: EPHEMERAL }],
+    });
+    const err = await adapter.chat(ctx('claude-sonnet-4-5'), body).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AgentgwError);
+    // Counted in Anthropic's order (tools, system, messages): the fifth is the last message's.
+    expect(err).toMatchObject({ code: 'validation_failed', status: 400, param: 'messages[3].cache_control' });
+    expect((err as Error).message).toContain('at most 4 cache_control breakpoints per request, and this request has 5');
+    expect((err as Error).message).toContain('tools[0].cache_control, messages[0].cache_control, messages[1].content[0].cache_control');
+    expect((err as Error).message).toContain('remove 1 of them');
+    await expect(adapter.chatStream(ctx('claude-sonnet-4-5'), { ...body, stream: true })).rejects.toMatchObject({ code: 'validation_failed' });
+
+    // A part's and its message's marker on one block are one breakpoint: four in all here.
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(
+      ctx('claude-sonnet-4-5'),
+      cachedRequest({
+        ...body,
+        messages: [...body.messages.slice(0, 3), { role: 'user', content: [{ type: 'text', text: 'Three', cache_control: EPHEMERAL }], cache_control: EPHEMERAL }],
+        tools: [weatherTool],
+      }),
+    );
+    expect(upstream.requests).toHaveLength(1);
+    expect(JSON.stringify(upstream.last.json()).match(/cache_control/g)).toHaveLength(4);
+  });
+
+  it('answers 400 to an invalid cache_control, naming where it is', async () => {
+    const cases: Array<[object, string, string]> = [
+      [{ ...hello, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'persistent' } }] }] }, 'messages[0].content[0].cache_control', 'its type is "persistent"'],
+      [{ ...hello, messages: [{ role: 'user', content: 'Hi', cache_control: { type: 'ephemeral', ttl: '24h' } }] }, 'messages[0].cache_control', 'its ttl is "24h"'],
+      [{ ...hello, messages: [{ role: 'user', content: 'Hi', cache_control: { ttl: '1h' } }] }, 'messages[0].cache_control', 'its type is missing'],
+      [{ ...hello, tools: [{ ...weatherTool, cache_control: 'ephemeral' }] }, 'tools[0].cache_control', 'must be {"type": "ephemeral"}, optionally with "ttl": "5m" or "1h"'],
+      [{ ...hello, messages: [{ role: 'system', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral', ttl: 3600 } }] }] }, 'messages[0].content[0].cache_control', 'its ttl is a number'],
+      // A breakpoint on nothing Anthropic receives.
+      [{ ...hello, messages: [{ role: 'user', content: [{ type: 'text', text: '', cache_control: EPHEMERAL }] }] }, 'messages[0].content[0].cache_control', 'does not receive'],
+      [{ ...hello, messages: [{ role: 'assistant', content: null, cache_control: EPHEMERAL }] }, 'messages[0].cache_control', 'does not receive'],
+    ];
+    for (const [body, param, sentence] of cases) {
+      const err = await adapter.chat(ctx('claude-sonnet-4-5'), cachedRequest(body)).catch((e: unknown) => e);
+      expect(err, param).toMatchObject({ code: 'validation_failed', status: 400, param });
+      expect((err as Error).message).toContain(param);
+      expect((err as Error).message).toContain(sentence);
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+});

@@ -1,18 +1,28 @@
 // Wire types of Anthropic's Messages API (POST /v1/messages), request, response and stream events.
 
+/** A prompt-cache breakpoint: the prefix up to and including the block that carries it is cached. */
+export interface AnthropicCacheControl {
+  type: 'ephemeral';
+  /** Absent: Anthropic's default, 5 minutes. */
+  ttl?: '5m' | '1h';
+}
+
 export interface AnthropicTextBlock {
   type: 'text';
   text: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicImageBlock {
   type: 'image';
   source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicDocumentBlock {
   type: 'document';
   source: { type: 'base64'; media_type: string; data: string };
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicToolUseBlock {
@@ -20,6 +30,7 @@ export interface AnthropicToolUseBlock {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicToolResultBlock {
@@ -27,6 +38,7 @@ export interface AnthropicToolResultBlock {
   tool_use_id: string;
   content: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
   is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicThinkingBlock {
@@ -52,6 +64,7 @@ export interface AnthropicTool {
   name: string;
   description?: string;
   input_schema: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicToolChoice =
@@ -63,7 +76,8 @@ export interface AnthropicRequest {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
-  system?: string;
+  /** A string, or text blocks when some of the system prompt carries a cache breakpoint. */
+  system?: string | AnthropicTextBlock[];
   temperature?: number;
   top_p?: number;
   stop_sequences?: string[];

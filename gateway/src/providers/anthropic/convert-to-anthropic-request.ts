@@ -3,6 +3,7 @@ import { AgentgwError } from '../../contract/errors.js';
 import type { OpenAIChatRequest } from '../openai-format.js';
 import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
 import type { AnthropicRequest } from './anthropic-api.js';
+import { checkBreakpointCount } from './cache-control.js';
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { prepareAnthropicTools } from './prepare-anthropic-tools.js';
 
@@ -16,12 +17,16 @@ export function convertToAnthropicRequest(
   if (body.n != null && body.n > 1) {
     throw new AgentgwError('validation_failed', `Provider "${provider}" returns one choice per request; send n = 1.`, { param: 'n' });
   }
-  const { system, messages } = convertToAnthropicMessages(provider, body.messages);
+  const { system, messages, breakpoints } = convertToAnthropicMessages(provider, body.messages);
+  const tools = prepareAnthropicTools(body);
+  // Anthropic reads the prompt as tools, then system, then messages; tools map one to one to the client's.
+  const toolBreakpoints = (tools.tools ?? []).flatMap((tool, k) => (tool.cache_control ? [`tools[${k}].cache_control`] : []));
+  checkBreakpointCount(provider, [...toolBreakpoints, ...breakpoints]);
   const request: AnthropicRequest = {
     model,
     max_tokens: maxOutputTokens(body) ?? defaultMaxTokens,
     messages,
-    ...prepareAnthropicTools(body),
+    ...tools,
   };
   if (system !== undefined) request.system = system;
   if (body.temperature != null) request.temperature = body.temperature;

@@ -333,3 +333,177 @@ describe('bedrock adapter with an API key', () => {
     }
   });
 });
+
+// Prompt caching, LiteLLM's convention: cache_control on a content part, a message or a tool marks a breakpoint,
+// which Converse takes as a cachePoint block right after the marked block.
+describe('bedrock adapter: prompt-cache breakpoints', () => {
+  let upstream: FakeUpstream;
+  let adapter: ProviderAdapter;
+  adapterOnFakeUpstream(
+    (url) =>
+      createProvider('bedrock', {
+        type: 'bedrock',
+        base_url: url,
+        region: 'us-west-2',
+        access_key_id: CREDENTIALS.accessKeyId,
+        secret_access_key: CREDENTIALS.secretAccessKey,
+        session_token: CREDENTIALS.sessionToken,
+      }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
+  /** The request types know no cache_control: the gateway's schema passes it through as an extra key. */
+  const cachedRequest = (body: object) => body as OpenAIChatRequest;
+  const EPHEMERAL = { type: 'ephemeral' };
+  const CACHE_POINT = { cachePoint: { type: 'default' } };
+  const LONG_DOC = 'The contract, in full: '.padEnd(4000, 'clause ');
+
+  it('puts a cachePoint after a marked content part, signed as sent', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse-cache-write.json')));
+    const result = await adapter.chat(
+      ctx(MODEL),
+      cachedRequest({
+        model: 'bedrock/claude',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: LONG_DOC, cache_control: { type: 'ephemeral', scope: 'global' } },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' }, cache_control: EPHEMERAL },
+              { type: 'text', text: 'When does it renew?' },
+            ],
+          },
+        ],
+      }),
+    );
+    await expectValidSignature(upstream.last);
+    expect(upstream.last.json()).toEqual({
+      messages: [
+        {
+          role: 'user',
+          content: [{ text: LONG_DOC }, CACHE_POINT, { image: { format: 'png', source: { bytes: 'iVBORw0KGgo=' } } }, CACHE_POINT, { text: 'When does it renew?' }],
+        },
+      ],
+    });
+    expect(result.usage).toMatchObject({ cached_prompt_tokens: 2048, cache_write_prompt_tokens: 1873 });
+  });
+
+  it('puts a message breakpoint after the last block of that message: string content, toolUse, toolResult', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    await adapter.chat(
+      ctx(MODEL),
+      cachedRequest({
+        model: 'bedrock/claude',
+        messages: [
+          { role: 'user', content: LONG_DOC, cache_control: EPHEMERAL },
+          {
+            role: 'assistant',
+            content: 'Checking.',
+            tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+            cache_control: EPHEMERAL,
+          },
+          { role: 'tool', tool_call_id: 'tooluse_1', content: [{ type: 'text', text: '18°C', cache_control: EPHEMERAL }] },
+          { role: 'user', content: 'And tomorrow?', cache_control: EPHEMERAL },
+        ],
+      }),
+    );
+    expect(upstream.last.json().messages).toEqual([
+      { role: 'user', content: [{ text: LONG_DOC }, CACHE_POINT] },
+      { role: 'assistant', content: [{ text: 'Checking.' }, { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { location: 'Paris' } } }, CACHE_POINT] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '18°C' }] } }, CACHE_POINT, { text: 'And tomorrow?' }, CACHE_POINT] },
+    ]);
+  });
+
+  it('puts cachePoints in system, after the marked system message or part', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    await adapter.chat(
+      ctx(MODEL),
+      cachedRequest({
+        model: 'bedrock/claude',
+        messages: [
+          { role: 'system', content: LONG_DOC, cache_control: EPHEMERAL },
+          { role: 'developer', content: [{ type: 'text', text: 'Be terse. ' }, { type: 'text', text: 'Cite clauses.', cache_control: EPHEMERAL }] },
+          { role: 'system', content: [{ type: 'text', text: 'Today is ' }, { type: 'text', text: 'Monday.' }] },
+          { role: 'user', content: 'When does it renew?' },
+        ],
+      }),
+    );
+    expect(upstream.last.json()).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'When does it renew?' }] }],
+      system: [{ text: LONG_DOC }, CACHE_POINT, { text: 'Be terse. ' }, { text: 'Cite clauses.' }, CACHE_POINT, { text: 'Today is Monday.' }],
+    });
+  });
+
+  it('puts a cachePoint in toolConfig.tools after the marked tool', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    await adapter.chat(
+      ctx(MODEL),
+      cachedRequest({ ...hello, tools: [{ type: 'function', function: { name: 'get_time' } }, { ...weatherTool, cache_control: EPHEMERAL }], tool_choice: 'auto' }),
+    );
+    expect(upstream.last.json().toolConfig).toEqual({
+      tools: [
+        { toolSpec: { name: 'get_time', inputSchema: { json: { type: 'object', properties: {} } } } },
+        { toolSpec: { name: 'get_weather', description: 'Current weather of a city', inputSchema: { json: weatherTool.function.parameters } } },
+        CACHE_POINT,
+      ],
+      toolChoice: { auto: {} },
+    });
+  });
+
+  it('sends no ttl: a 1-hour breakpoint is a plain cachePoint, streamed too', async () => {
+    const oneHour = { type: 'ephemeral', ttl: '1h' };
+    const body = cachedRequest({
+      model: 'bedrock/claude',
+      messages: [
+        { role: 'system', content: LONG_DOC, cache_control: oneHour },
+        { role: 'user', content: 'When does it renew?', cache_control: { type: 'ephemeral', ttl: '5m' } },
+      ],
+      tools: [{ ...weatherTool, cache_control: oneHour }],
+    });
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    await adapter.chat(ctx(MODEL), body);
+    const sent = upstream.last.json();
+    expect(sent.system).toEqual([{ text: LONG_DOC }, CACHE_POINT]);
+    expect(sent.messages).toEqual([{ role: 'user', content: [{ text: 'When does it renew?' }, CACHE_POINT] }]);
+    expect(sent.toolConfig.tools[1]).toEqual(CACHE_POINT);
+    expect(upstream.last.body.toString('utf8')).not.toMatch(/ttl|cache_control|ephemeral/);
+
+    upstream.respond(streamReply(eventFrames('converse-stream-cache-write.json'), EVENTSTREAM));
+    await collectFrames(await adapter.chatStream(ctx(MODEL), { ...body, stream: true }));
+    expect(upstream.last.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream');
+    expect(upstream.last.json()).toEqual(sent);
+  });
+
+  it('sends a request whose cache_control values are all null as one without any', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    await adapter.chat(ctx(MODEL), { ...hello, tools: [weatherTool] });
+    const plain = upstream.last.json();
+    await adapter.chat(
+      ctx(MODEL),
+      cachedRequest({
+        ...hello,
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'You are terse.', cache_control: null }], cache_control: null },
+          { role: 'user', content: 'Say hello', cache_control: null },
+        ],
+        tools: [{ ...weatherTool, cache_control: null }],
+      }),
+    );
+    expect(upstream.last.json()).toEqual(plain);
+    expect(JSON.stringify(plain)).not.toContain('cachePoint');
+  });
+
+  it('answers 400 to an invalid cache_control, naming where it is, before calling Bedrock', async () => {
+    const cases: Array<[object, string, string]> = [
+      [{ ...hello, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'default' } }] }] }, 'messages[0].content[0].cache_control', 'its type is "default"'],
+      [{ ...hello, messages: [{ role: 'system', content: 'Hi', cache_control: { type: 'ephemeral', ttl: '1d' } }] }, 'messages[0].cache_control', 'its ttl is "1d"'],
+      [{ ...hello, tools: [{ ...weatherTool, cache_control: true }] }, 'tools[0].cache_control', 'must be {"type": "ephemeral"}'],
+      [{ ...hello, messages: [{ role: 'user', content: '', cache_control: EPHEMERAL }] }, 'messages[0].cache_control', 'does not receive'],
+    ];
+    for (const [body, param, sentence] of cases) {
+      const err = await adapter.chat(ctx(MODEL), cachedRequest(body)).catch((e: unknown) => e);
+      expect(err, param).toMatchObject({ code: 'validation_failed', status: 400, param });
+      expect((err as Error).message).toContain(sentence);
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+});

@@ -6,7 +6,13 @@ export type BedrockContentBlock =
   | { document: { format: string; name: string; source: { bytes: string } } }
   | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } }
   | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: 'success' | 'error' } }
-  | { reasoningContent: unknown };
+  | { reasoningContent: unknown }
+  | BedrockCachePoint;
+
+/** A prompt-cache checkpoint: the prefix up to the block before it is cached. */
+export interface BedrockCachePoint {
+  cachePoint: { type: 'default' };
+}
 
 export interface BedrockMessage {
   role: 'user' | 'assistant';
@@ -21,9 +27,9 @@ export type BedrockToolChoice = { auto: Record<string, never> } | { any: Record<
 
 export interface BedrockConverseRequest {
   messages: BedrockMessage[];
-  system?: Array<{ text: string }>;
+  system?: Array<{ text: string } | BedrockCachePoint>;
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
-  toolConfig?: { tools: BedrockToolSpec[]; toolChoice?: BedrockToolChoice };
+  toolConfig?: { tools: Array<BedrockToolSpec | BedrockCachePoint>; toolChoice?: BedrockToolChoice };
   outputConfig?: { textFormat: { type: 'json_schema'; structure: { jsonSchema: { schema: string; name?: string; description?: string } } } };
 }
 

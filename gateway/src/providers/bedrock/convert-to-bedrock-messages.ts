@@ -1,16 +1,42 @@
 // OpenAI messages -> Converse system blocks and alternating user/assistant messages with toolUse/toolResult blocks.
-import type { OpenAIChatMessage, OpenAIContentPart } from '../openai-format.js';
+import type { OpenAIChatMessage, OpenAIContentPart, OpenAITextPart } from '../openai-format.js';
 import { AgentgwError } from '../../contract/errors.js';
+import { breakpointWithoutContent, cacheControlOf, hasMarkedPart } from '../anthropic/cache-control.js';
 import { contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
-import type { BedrockContentBlock, BedrockMessage } from './bedrock-api.js';
+import type { BedrockCachePoint, BedrockContentBlock, BedrockMessage } from './bedrock-api.js';
 
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
+type SystemBlock = { text: string } | BedrockCachePoint;
+
+/**
+ * A Converse prompt-cache checkpoint, placed right after the block it ends. The client's cache_control ttl is checked
+ * (cache-control.ts) but ignored for Bedrock: the checkpoint is sent without one and gets Bedrock's default lifetime
+ * (5 minutes), the one rate convert-bedrock-usage.ts can bill, as Converse reports cache writes as one number. (AWS's
+ * CachePointBlock reference now lists an optional ttl "5m" | "1h"; forwarding it would first need 1-hour writes billed
+ * apart.)
+ */
+export function cachePoint(): BedrockCachePoint {
+  return { cachePoint: { type: 'default' } };
+}
+
+/** `blocks` with a cachePoint after each block in `marked`. */
+function withCachePoints<B extends object>(blocks: B[], marked: ReadonlySet<object>): Array<B | BedrockCachePoint> {
+  if (marked.size === 0) return blocks;
+  return blocks.flatMap((block) => (marked.has(block) ? [block, cachePoint()] : [block]));
+}
+
+/**
+ * Prompt-cache breakpoints (see cache-control.ts) put a cachePoint after the Converse block made from what the client
+ * marked, as the Anthropic adapter puts cache_control on that block: a content part's block (a marked text part of a
+ * system or assistant message becomes a text block of its own), a message's last block, a tool message's toolResult
+ * block (Converse takes no cachePoint inside toolResult content).
+ */
 export function convertToBedrockMessages(
   provider: string,
   messages: readonly OpenAIChatMessage[],
-): { system: Array<{ text: string }> | undefined; messages: BedrockMessage[] } {
-  const system: Array<{ text: string }> = [];
+): { system: SystemBlock[] | undefined; messages: BedrockMessage[] } {
+  const system: SystemBlock[] = [];
   const out: BedrockMessage[] = [];
 
   // Converse requires alternating roles: consecutive messages of one role (parallel tool results) share a turn.
@@ -22,42 +48,96 @@ export function convertToBedrockMessages(
   };
 
   messages.forEach((message, i) => {
+    const at = `messages[${i}]`;
+    const marked = new Set<object>();
     switch (message.role) {
       case 'system':
       case 'developer': {
-        const text = contentText(message.content);
-        if (text) system.push({ text });
+        const blocks = textBlocks(provider, message.content, at, marked);
+        markLast(provider, blocks, message, at, marked);
+        system.push(...withCachePoints(blocks, marked));
         break;
       }
-      case 'user':
-        push('user', userBlocks(provider, message.content, `messages[${i}].content`));
+      case 'user': {
+        const blocks = userBlocks(provider, message.content, `${at}.content`, marked);
+        markLast(provider, blocks, message, at, marked);
+        push('user', withCachePoints(blocks, marked));
         break;
+      }
       case 'assistant': {
-        const blocks: BedrockContentBlock[] = [];
-        const text = contentText(message.content);
-        if (text) blocks.push({ text });
+        const blocks: BedrockContentBlock[] = textBlocks(provider, message.content, at, marked);
         (message.tool_calls ?? []).forEach((call, j) => {
-          const input = parseToolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`);
+          const input = parseToolArguments(call.function.arguments, `${at}.tool_calls[${j}].function.arguments`);
           blocks.push({ toolUse: { toolUseId: call.id, name: call.function.name, input } });
         });
-        push('assistant', blocks);
+        markLast(provider, blocks, message, at, marked);
+        push('assistant', withCachePoints(blocks, marked));
         break;
       }
-      case 'tool':
-        push('user', [{ toolResult: { toolUseId: message.tool_call_id, content: [{ text: contentText(message.content) }] } }]);
+      case 'tool': {
+        const block: BedrockContentBlock = { toolResult: { toolUseId: message.tool_call_id, content: [{ text: contentText(message.content) }] } };
+        if (Array.isArray(message.content)) {
+          message.content.forEach((part, j) => {
+            if (cacheControlOf(part, `${at}.content[${j}].cache_control`)) marked.add(block);
+          });
+        }
+        markLast(provider, [block], message, at, marked);
+        push('user', withCachePoints([block], marked));
         break;
+      }
     }
   });
   return { system: system.length > 0 ? system : undefined, messages: out };
 }
 
-function userBlocks(provider: string, content: string | OpenAIContentPart[], param: string): BedrockContentBlock[] {
+/** A message's own cache_control marks the last block made from it. */
+function markLast(provider: string, blocks: readonly object[], message: object, at: string, marked: Set<object>): void {
+  const param = `${at}.cache_control`;
+  if (!cacheControlOf(message, param)) return;
+  if (blocks.length === 0) throw breakpointWithoutContent(provider, param);
+  marked.add(blocks[blocks.length - 1]);
+}
+
+/** One text block of a system or assistant message, or one per non-empty text part when a part carries a cache_control. */
+function textBlocks(
+  provider: string,
+  content: string | ReadonlyArray<OpenAITextPart | OpenAIContentPart> | null | undefined,
+  at: string,
+  marked: Set<object>,
+): Array<{ text: string }> {
+  if (!Array.isArray(content) || !hasMarkedPart(content)) {
+    const text = contentText(content);
+    return text ? [{ text }] : [];
+  }
+  const blocks: Array<{ text: string }> = [];
+  content.forEach((part, j) => {
+    const param = `${at}.content[${j}].cache_control`;
+    const cc = cacheControlOf(part, param);
+    if (part.type === 'text' && part.text) {
+      const block = { text: part.text };
+      if (cc) marked.add(block);
+      blocks.push(block);
+    } else if (cc) {
+      throw breakpointWithoutContent(provider, param);
+    }
+  });
+  return blocks;
+}
+
+function userBlocks(provider: string, content: string | OpenAIContentPart[], param: string, marked: Set<object>): BedrockContentBlock[] {
   if (typeof content === 'string') return content ? [{ text: content }] : [];
   const blocks: BedrockContentBlock[] = [];
   content.forEach((part, j) => {
+    const ccParam = `${param}[${j}].cache_control`;
+    const cc = cacheControlOf(part, ccParam);
+    let block: BedrockContentBlock;
     switch (part.type) {
       case 'text':
-        if (part.text) blocks.push({ text: part.text });
+        if (!part.text) {
+          if (cc) throw breakpointWithoutContent(provider, ccParam);
+          return;
+        }
+        block = { text: part.text };
         break;
       case 'image_url': {
         const inline = parseDataUrl(part.image_url.url);
@@ -67,7 +147,7 @@ function userBlocks(provider: string, content: string | OpenAIContentPart[], par
             param: `${param}[${j}].image_url.url`,
           });
         }
-        blocks.push({ image: { format, source: { bytes: inline.base64 } } });
+        block = { image: { format, source: { bytes: inline.base64 } } };
         break;
       }
       case 'file': {
@@ -75,12 +155,14 @@ function userBlocks(provider: string, content: string | OpenAIContentPart[], par
         if (!inline || inline.mediaType !== 'application/pdf') throw unsupportedPart(provider, 'file (other than an inline PDF)', `${param}[${j}]`);
         // Converse document names allow letters, digits, spaces, hyphens, brackets only.
         const name = (part.file.filename ?? `document-${j}`).replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9 \-()[\]]/g, '-') || `document-${j}`;
-        blocks.push({ document: { format: 'pdf', name, source: { bytes: inline.base64 } } });
+        block = { document: { format: 'pdf', name, source: { bytes: inline.base64 } } };
         break;
       }
       default:
         throw unsupportedPart(provider, part.type, `${param}[${j}]`);
     }
+    if (cc) marked.add(block);
+    blocks.push(block);
   });
   return blocks;
 }

@@ -2,8 +2,9 @@
 import { AgentgwError } from '../../contract/errors.js';
 import type { OpenAIChatRequest } from '../openai-format.js';
 import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
-import type { BedrockConverseRequest } from './bedrock-api.js';
-import { convertToBedrockMessages } from './convert-to-bedrock-messages.js';
+import { cacheControlOf } from '../anthropic/cache-control.js';
+import type { BedrockCachePoint, BedrockConverseRequest, BedrockToolSpec } from './bedrock-api.js';
+import { cachePoint, convertToBedrockMessages } from './convert-to-bedrock-messages.js';
 
 export function convertToBedrockRequest(provider: string, body: OpenAIChatRequest): BedrockConverseRequest {
   if (body.n != null && body.n > 1) {
@@ -23,13 +24,17 @@ export function convertToBedrockRequest(provider: string, body: OpenAIChatReques
   if (Object.keys(inference).length > 0) request.inferenceConfig = inference;
 
   if (body.tools?.length) {
-    const tools = body.tools.map((tool) => ({
-      toolSpec: {
-        name: tool.function.name,
-        ...(tool.function.description ? { description: tool.function.description } : {}),
-        inputSchema: { json: tool.function.parameters ?? { type: 'object', properties: {} } },
-      },
-    }));
+    const tools = body.tools.flatMap((tool, k): Array<BedrockToolSpec | BedrockCachePoint> => {
+      const spec: BedrockToolSpec = {
+        toolSpec: {
+          name: tool.function.name,
+          ...(tool.function.description ? { description: tool.function.description } : {}),
+          inputSchema: { json: tool.function.parameters ?? { type: 'object', properties: {} } },
+        },
+      };
+      // A prompt-cache breakpoint on a tool: a cachePoint right after it (its ttl is not sent, see cachePoint()).
+      return cacheControlOf(tool, `tools[${k}].cache_control`) ? [spec, cachePoint()] : [spec];
+    });
     const choice = body.tool_choice;
     // Converse has no "none": the tools stay declared (history may reference them) with no forced choice.
     if (choice === 'required') request.toolConfig = { tools, toolChoice: { any: {} } };
