@@ -70,24 +70,25 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   ]);
   let ttft: number | null = null;
   let failure: AgentgwError | undefined;
-  // Corked until the next tick, or until the stream ends: Node 22 holds a corked response's chunks in a buffer of its own,
-  // and end() sends the closing chunk ahead of them, so the response is always uncorked before anything ends it.
+  // The connection is corked, never the response: Node 22 keeps a corked response's chunks in a buffer of its own and
+  // end() sends the closing chunk ahead of them. Writes to a corked socket stay in order, and end() uncorks it fully, so
+  // frames that arrive with the upstream's end leave with [DONE] and the closing chunk in one write, on Node 20 and 22.
+  const socket = raw.socket;
   let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket?.uncork();
+  };
   try {
-    const uncork = () => {
-      if (!corked) return;
-      corked = false;
-      raw.uncork();
-    };
     for await (const first of stream) {
       if (ttft === null) ttft = performance.now() - ctx.startedAt;
       // Frames parsed from the same upstream read go out in one write.
       const rest = stream.takeReady?.();
       const frames = rest ? first + rest : first;
       // Writes within one turn leave in one socket write; the next tick sends them, so none waits longer.
-      if (!corked) {
+      if (!corked && socket) {
         corked = true;
-        raw.cork();
+        socket.cork();
         process.nextTick(uncork);
       }
       if (!raw.write(frames)) await waitForDrain(raw, abort);
@@ -95,10 +96,6 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
     }
   } catch (e) {
     if (!abort.aborted) failure = toAgentgwError(e, ex.log);
-  }
-  if (corked) {
-    corked = false;
-    raw.uncork();
   }
   // A client that left is recorded as such, billed for what was streamed.
   if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
