@@ -87,6 +87,9 @@ function toAdminKey(r: Database['admin_keys']): StoredAdminKey {
 }
 
 export class KyselyStore implements Store {
+  /** Usage rows read per step of a trace listing's newest-first scan. */
+  traceScanChunk = 500;
+
   constructor(
     private readonly db: Kysely<Database>,
     readonly kind: StorageKind,
@@ -339,14 +342,92 @@ export class KyselyStore implements Store {
       .groupBy(['tenant_id', 'trace_id']);
   }
 
-  /** End of each (tenant, trace): the latest started_at + latency, keyed by traceKey. */
-  private async endedAt(traceIds: string[]): Promise<Map<string, string>> {
-    if (traceIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('usage_records')
-      .select(['tenant_id', 'trace_id', 'started_at', 'latency_ms'])
-      .where('trace_id', 'in', traceIds)
-      .execute();
+  /**
+   * Rows of usage_records that a trace filter covers (tenant and agent narrow the rows a summary is made of). For
+   * look-ups by trace id the columns are compared as `column || ''`, which no index serves: without statistics SQLite
+   * would otherwise read a tenant's or agent's whole index range instead of the few rows of the traces asked for.
+   */
+  private scoped<Q extends { where: (...a: any[]) => Q }>(q: Q, f: Pick<TraceFilter, 'tenant_id' | 'agent_id'>, byTrace = false): Q {
+    let out = q;
+    if (f.tenant_id) out = out.where(byTrace ? sql<string>`tenant_id || ''` : 'tenant_id', '=', f.tenant_id);
+    if (f.agent_id) out = out.where(byTrace ? sql<string>`agent_id || ''` : 'agent_id', '=', f.agent_id);
+    return out;
+  }
+
+  /**
+   * One page of traces, newest start first, without grouping the whole table: usage rows are read newest first through
+   * the time index, in chunks, and each trace met is looked up by its own index for its first row. A trace starts at its
+   * first row, so once the scan has passed below time T every trace that started after T has been met: the scan stops
+   * as soon as a full page of traces started after the scan's position. Its cost follows the rows written since the
+   * page's oldest trace began, not the size of the table (which a GROUP BY over all rows would read, blocking SQLite's
+   * single connection for seconds on a large table).
+   */
+  async listTraces(f: TraceFilter): Promise<Page<TraceSummary>> {
+    const since = f.since ? utc(f.since) : undefined;
+    const cursor = f.cursor ? decodeCursor(f.cursor, 3) : undefined;
+    const want = f.limit + 1;
+    const starts = new Map<string, TraceStart>();
+    const wanted = (t: TraceStart) => (since === undefined || t.started_at >= since) && (cursor === undefined || compareTraceStarts(t, cursor) < 0);
+    let pos: { started_at: string; seq: number } | undefined;
+    for (;;) {
+      let q = this.scoped(this.db.selectFrom('usage_records').select(['seq', 'tenant_id', 'trace_id', 'started_at']), f);
+      if (cursor) q = q.where('started_at', '<=', cursor[0]!);
+      if (since) q = q.where('started_at', '>=', since);
+      if (pos) {
+        const p = pos;
+        q = q.where((eb) => eb.or([eb('started_at', '<', p.started_at), eb.and([eb('started_at', '=', p.started_at), eb('seq', '<', p.seq)])]));
+      }
+      const rows = await q.orderBy('started_at', 'desc').orderBy('seq', 'desc').limit(this.traceScanChunk).execute();
+      const fresh = new Set<string>();
+      for (const r of rows) if (!starts.has(traceKey(r.tenant_id, r.trace_id))) fresh.add(r.trace_id);
+      if (fresh.size > 0) {
+        const found = await this.scoped(
+          this.db
+            .selectFrom('usage_records')
+            .select((eb) => ['tenant_id', 'trace_id', eb.fn.min('started_at').as('started_at')])
+            .where('trace_id', 'in', [...fresh]),
+          f,
+          true,
+        )
+          .groupBy(['tenant_id', 'trace_id'])
+          .execute();
+        for (const t of found) {
+          const key = traceKey(t.tenant_id, t.trace_id);
+          if (!starts.has(key)) starts.set(key, { tenant_id: t.tenant_id, trace_id: t.trace_id, started_at: String(t.started_at) });
+        }
+      }
+      if (rows.length < this.traceScanChunk) break;
+      const last = rows[rows.length - 1]!;
+      pos = { started_at: last.started_at, seq: Number(last.seq) };
+      let complete = 0;
+      for (const t of starts.values()) if (t.started_at > last.started_at && wanted(t)) complete++;
+      if (complete >= want) break;
+    }
+    const page = [...starts.values()].filter(wanted).sort((a, b) => -compareTraceStarts(a, [b.started_at, b.trace_id, b.tenant_id])).slice(0, want);
+    const more = page.length > f.limit;
+    const data = page.slice(0, f.limit);
+    if (data.length === 0) return { data: [], next_cursor: null };
+    const ids = [...new Set(data.map((t) => t.trace_id))];
+    const aggregates = new Map<string, any>();
+    for (const r of await this.scoped(this.traceAggregates().where('trace_id', 'in', ids), f, true).execute()) aggregates.set(traceKey(r.tenant_id, r.trace_id), r);
+    const ends = await this.endedAt(ids, f);
+    const last = data[data.length - 1]!;
+    return {
+      data: data.map((t) => {
+        const key = traceKey(t.tenant_id, t.trace_id);
+        return this.toSummary(aggregates.get(key), ends.get(key));
+      }),
+      next_cursor: more ? encodeCursor([last.started_at, last.trace_id, last.tenant_id]) : null,
+    };
+  }
+
+  /** End of each (tenant, trace): the latest started_at + latency over the filter's rows, keyed by traceKey. */
+  private async endedAt(traceIds: string[], f: Pick<TraceFilter, 'tenant_id' | 'agent_id'>): Promise<Map<string, string>> {
+    const rows = await this.scoped(
+      this.db.selectFrom('usage_records').select(['tenant_id', 'trace_id', 'started_at', 'latency_ms']).where('trace_id', 'in', traceIds),
+      f,
+      true,
+    ).execute();
     const out = new Map<string, string>();
     for (const r of rows) {
       const end = new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString();
@@ -355,33 +436,6 @@ export class KyselyStore implements Store {
       if (!cur || end > cur) out.set(key, end);
     }
     return out;
-  }
-
-  async listTraces(f: TraceFilter): Promise<Page<TraceSummary>> {
-    let q = this.traceAggregates();
-    if (f.tenant_id) q = q.where('tenant_id', '=', f.tenant_id);
-    if (f.agent_id) q = q.where('agent_id', '=', f.agent_id);
-    let outer = this.db.selectFrom(q.as('t')).selectAll();
-    if (f.since) outer = outer.where('started_at', '>=', utc(f.since));
-    if (f.cursor) {
-      const [started, id, tenant] = decodeCursor(f.cursor, 3);
-      outer = outer.where((eb) =>
-        eb.or([
-          eb('started_at', '<', started),
-          eb.and([eb('started_at', '=', started), eb('trace_id', '<', id)]),
-          eb.and([eb('started_at', '=', started), eb('trace_id', '=', id), eb('tenant_id', '<', tenant)]),
-        ]),
-      );
-    }
-    const rows = await outer.orderBy('started_at', 'desc').orderBy('trace_id', 'desc').orderBy('tenant_id', 'desc').limit(f.limit + 1).execute();
-    const more = rows.length > f.limit;
-    const data = rows.slice(0, f.limit);
-    const ends = await this.endedAt([...new Set(data.map((r) => r.trace_id))]);
-    const last = data[data.length - 1];
-    return {
-      data: data.map((r) => this.toSummary(r, ends.get(traceKey(r.tenant_id, r.trace_id)))),
-      next_cursor: more && last ? encodeCursor([String(last.started_at), last.trace_id, last.tenant_id]) : null,
-    };
   }
 
   private toSummary(r: any, ended: string | undefined): TraceSummary {
@@ -511,4 +565,18 @@ function traceKey(tenantId: string, traceId: string): string {
 
 function round(n: number): number {
   return Math.round(n * 1e10) / 1e10;
+}
+
+interface TraceStart {
+  tenant_id: string;
+  trace_id: string;
+  started_at: string;
+}
+
+/** Order of trace listings: by start, then trace id, then tenant (`c` is [started_at, trace_id, tenant_id], a cursor's parts). */
+function compareTraceStarts(t: TraceStart, c: string[]): number {
+  const [started, id, tenant] = c as [string, string, string];
+  if (t.started_at !== started) return t.started_at < started ? -1 : 1;
+  if (t.trace_id !== id) return t.trace_id < id ? -1 : 1;
+  return t.tenant_id === tenant ? 0 : t.tenant_id < tenant ? -1 : 1;
 }

@@ -94,6 +94,12 @@ function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.createIndex('usage_time').on('usage_records').columns(['started_at']).execute();
     },
   },
+  '0003_usage_tenant_time': {
+    // Trace listings and usage reports scoped to one tenant read its rows newest first, not the whole table's.
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('usage_tenant_time').on('usage_records').columns(['tenant_id', 'started_at']).execute();
+    },
+  },
   };
 }
 
