@@ -94,7 +94,9 @@ export class KyselyStore implements Store {
     private readonly db: Kysely<Database>,
     readonly kind: StorageKind,
     /** A faster batch insert for usage records, where the driver offers one (SQLite: one prepared statement). */
-    private readonly usageInserter?: (rows: UsageRecord[]) => void,
+    private readonly usageInserter?: (rows: UsageRecord[]) => void | Promise<void>,
+    /** Runs before the connection closes (SQLite: ends the usage writer thread). */
+    private readonly beforeClose?: () => Promise<void>,
   ) {}
 
   /** Keyset pagination over (created_at, id) for the simple resource tables. */
@@ -546,6 +548,7 @@ export class KyselyStore implements Store {
   }
 
   async close() {
+    await this.beforeClose?.();
     await this.db.destroy();
   }
 }

@@ -5,12 +5,37 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { KyselyStore } from './kysely-store.js';
 import { migrate } from './migrations.js';
 import type { Database } from './schema.js';
+import { INSERT_USAGE_SQL, SqliteUsageThread, usageParams } from './sqlite-usage-thread.js';
 import type { Store, UsageRecord } from './store.js';
 
 /** SQLite's page cache, in KiB as `PRAGMA cache_size` takes it (negative: a size, not a page count). */
 export const SQLITE_CACHE_KIB = -2000;
 
-export type StorageOptions = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; schema?: string };
+/** Settings of every SQLite connection the gateway opens (the usage writer thread has its own). */
+const SQLITE_PRAGMAS = [
+  'synchronous = NORMAL',
+  'busy_timeout = 5000',
+  // better-sqlite3 builds SQLite with a 16 MB page cache, which usage-record inserts fill within minutes: most of the
+  // gateway's malloc'd memory under load. SQLite's own default of 2 MB costs no measurable CPU per insert (the pages
+  // it drops come back from the OS's file cache), and keeps ~20 MB of resident memory for the data plane.
+  `cache_size = ${SQLITE_CACHE_KIB}`,
+] as const;
+
+const usageThreads = new WeakMap<Store, SqliteUsageThread>();
+
+/** The thread that writes a SQLite store's usage rows, if it has one. */
+export function usageThreadOf(store: Store): SqliteUsageThread | undefined {
+  return usageThreads.get(store);
+}
+
+export type StorageOptions =
+  | {
+      kind: 'sqlite';
+      path: string;
+      /** Usage rows written by a thread of their own (the default for a database file); false writes them on the main connection. */
+      usageThread?: boolean;
+    }
+  | { kind: 'postgres'; url: string; schema?: string };
 
 /** Opens the configured store and brings its schema up to date. Only the chosen database's driver is loaded. */
 export async function openStore(opts: StorageOptions): Promise<Store> {
@@ -19,16 +44,27 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     const { default: Sqlite } = await import('better-sqlite3');
     const sqlite = new Sqlite(opts.path);
     sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('busy_timeout = 5000');
+    for (const p of SQLITE_PRAGMAS) sqlite.pragma(p);
     sqlite.pragma('foreign_keys = ON');
-    // better-sqlite3 builds SQLite with a 16 MB page cache, which usage-record inserts fill within minutes: most of the
-    // gateway's malloc'd memory under load. SQLite's own default of 2 MB costs no measurable CPU per insert (the pages
-    // it drops come back from the OS's file cache), and keeps ~20 MB of resident memory for the data plane.
-    sqlite.pragma(`cache_size = ${SQLITE_CACHE_KIB}`);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     await migrate(db, 'sqlite');
-    return new KyselyStore(db, 'sqlite', sqliteUsageInserter(sqlite));
+    const local = sqliteUsageInserter(sqlite);
+    // An in-memory database is one connection's own: its rows are written on it.
+    if (opts.path === ':memory:' || opts.usageThread === false) return new KyselyStore(db, 'sqlite', local);
+    const thread = await SqliteUsageThread.start(opts.path, [...SQLITE_PRAGMAS]);
+    const inserter = async (rows: UsageRecord[]) => {
+      if (thread.failed) return local(rows);
+      try {
+        await thread.insert(rows);
+      } catch (e) {
+        // A dead thread may or may not have committed the batch; written again here, its rows are skipped if present.
+        if (thread.failed) return local(rows);
+        throw e;
+      }
+    };
+    const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close());
+    usageThreads.set(store, thread);
+    return store;
   }
   const { default: pg } = await import('pg');
   // PostgreSQL bigint (sums, counts) as JS numbers: counts and token sums stay far below 2^53.
@@ -48,26 +84,13 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
   return new KyselyStore(db, 'postgres');
 }
 
-const USAGE_COLUMNS = [
-  'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
-  'prompt_tokens', 'completion_tokens', 'cost', 'estimated', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types', 'body',
-] as const;
-
 /**
  * One prepared statement in one transaction per batch, parameters bound by position straight from the records:
  * far cheaper than building a multi-row statement, or an object per row, each time.
  */
 function sqliteUsageInserter(sqlite: SQLite.Database): (rows: UsageRecord[]) => void {
-  const insert = sqlite.prepare(
-    `INSERT INTO usage_records (${USAGE_COLUMNS.join(', ')}) VALUES (${USAGE_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
-  );
+  const insert = sqlite.prepare(INSERT_USAGE_SQL);
   return sqlite.transaction((rows: UsageRecord[]) => {
-    for (const r of rows) {
-      insert.run(
-        r.request_id, r.trace_id, r.tenant_id, r.agent_id, r.model, r.provider, r.stream ? 1 : 0, r.status, r.http_status, r.error_code,
-        r.prompt_tokens, r.completion_tokens, r.cost, r.estimated ? 1 : 0, r.latency_ms, r.ttft_ms, r.started_at,
-        r.pii_types.length === 0 ? '[]' : JSON.stringify(r.pii_types), r.body,
-      );
-    }
+    for (const r of rows) insert.run(...usageParams(r));
   });
 }

@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { usageRecord } from '../test-support/store.js';
+import { openStore, usageThreadOf as threadOf } from './open-store.js';
+import type { Store, UsageRecord } from './store.js';
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close().catch(() => undefined);
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function open(): Promise<{ store: Store; path: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentgw-usage-thread-'));
+  dirs.push(dir);
+  const path = join(dir, 'agentgw.db');
+  const store = await openStore({ kind: 'sqlite', path });
+  stores.push(store);
+  return { store, path };
+}
+
+const rows = (n: number, trace: string): UsageRecord[] =>
+  Array.from({ length: n }, (_, i) => usageRecord({ trace_id: trace, tenant_id: 't1', agent_id: 'agt_1', started_at: new Date(Date.UTC(2033, 0, 1, 0, 0, i)).toISOString(), cost: 0.5 }));
+
+
+describe('usage rows written by their own thread (SQLite file)', () => {
+  test('rows written by the thread are read back on the main connection, a repeated batch is skipped', async () => {
+    const { store } = await open();
+    const batch = rows(250, 'trace-a');
+    await store.insertUsage(batch);
+    await store.insertUsage(batch.slice(0, 10));
+    const trace = await store.getTrace('trace-a');
+    expect(trace?.request_count).toBe(250);
+    expect(trace?.cost).toBe(125);
+    expect(trace?.requests.map((r) => r.request_id)).toEqual(batch.map((r) => r.request_id));
+  });
+
+  test('a batch the database refuses rejects with the reason, and nothing of it is written', async () => {
+    const { store } = await open();
+    const bad = rows(3, 'trace-bad');
+    (bad[1] as { tenant_id: string | null }).tenant_id = null;
+    await expect(store.insertUsage(bad)).rejects.toThrow(/writing usage records failed: .*NOT NULL/);
+    expect(await store.getTrace('trace-bad')).toBeUndefined();
+    await store.insertUsage(rows(2, 'trace-after'));
+    expect((await store.getTrace('trace-after'))?.request_count).toBe(2);
+  });
+
+  test('close writes every batch already sent before ending the thread', async () => {
+    const { store, path } = await open();
+    const sent = [store.insertUsage(rows(200, 'trace-c')), store.insertUsage(rows(200, 'trace-d'))];
+    await Promise.all([store.close(), ...sent]);
+    stores.splice(stores.indexOf(store), 1);
+    const again = await openStore({ kind: 'sqlite', path });
+    stores.push(again);
+    expect((await again.getTrace('trace-c'))?.request_count).toBe(200);
+    expect((await again.getTrace('trace-d'))?.request_count).toBe(200);
+  });
+
+  test('when the thread dies, rows are written on the main connection instead: none lost, none twice', async () => {
+    const { store } = await open();
+    await store.insertUsage(rows(5, 'trace-e'));
+    const thread = threadOf(store)!;
+    expect(thread.failed).toBe(false);
+    const inFlight = store.insertUsage(rows(5, 'trace-e').map((r, i) => ({ ...r, started_at: new Date(Date.UTC(2033, 0, 2, 0, 0, i)).toISOString() })));
+    await thread.kill();
+    await inFlight;
+    await store.insertUsage(rows(3, 'trace-f'));
+    expect(thread.failed).toBe(true);
+    expect((await store.getTrace('trace-e'))?.request_count).toBe(10);
+    expect((await store.getTrace('trace-f'))?.request_count).toBe(3);
+  });
+
+  test('an in-memory database writes on its own connection', async () => {
+    const store = await openStore({ kind: 'sqlite', path: ':memory:' });
+    stores.push(store);
+    expect(threadOf(store)).toBeUndefined();
+    await store.insertUsage(rows(4, 'trace-m'));
+    expect((await store.getTrace('trace-m'))?.request_count).toBe(4);
+  });
+});

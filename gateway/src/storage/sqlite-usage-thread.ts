@@ -1,0 +1,150 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { UsageRecord } from './store.js';
+
+/** Columns of a usage row, in the order the insert binds them. */
+export const USAGE_COLUMNS = [
+  'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
+  'prompt_tokens', 'completion_tokens', 'cost', 'estimated', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types', 'body',
+] as const;
+
+/** A record already written (a retried flush) is skipped rather than failing the batch. */
+export const INSERT_USAGE_SQL = `INSERT INTO usage_records (${USAGE_COLUMNS.join(', ')}) VALUES (${USAGE_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
+
+/** A usage record's values in USAGE_COLUMNS order, as SQLite stores them. */
+export function usageParams(r: UsageRecord): unknown[] {
+  return [
+    r.request_id, r.trace_id, r.tenant_id, r.agent_id, r.model, r.provider, r.stream ? 1 : 0, r.status, r.http_status, r.error_code,
+    r.prompt_tokens, r.completion_tokens, r.cost, r.estimated ? 1 : 0, r.latency_ms, r.ttft_ms, r.started_at,
+    r.pii_types.length === 0 ? '[]' : JSON.stringify(r.pii_types), r.body,
+  ];
+}
+
+interface WorkerSetup {
+  driver: string;
+  path: string;
+  sql: string;
+  pragmas: string[];
+}
+
+/**
+ * The thread's whole program, sent as source (a worker cannot load the TypeScript module it is defined in). It opens
+ * its own connection to the database file and inserts each batch it is sent in one transaction. It references nothing
+ * outside itself.
+ */
+function usageThreadMain(require: NodeJS.Require): void {
+  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+  const setup = workerData as WorkerSetup;
+  const Sqlite = require(setup.driver) as typeof import('better-sqlite3');
+  const db = new Sqlite(setup.path);
+  for (const p of setup.pragmas) db.pragma(p);
+  const insert = db.prepare(setup.sql);
+  const insertAll = db.transaction((batch: unknown[][]) => {
+    for (const params of batch) insert.run(...params);
+  });
+  parentPort!.on('message', (m: { id: number; batch?: unknown[][]; close?: true }) => {
+    if (m.close) {
+      db.close();
+      parentPort!.postMessage({ id: m.id });
+      parentPort!.close();
+      return;
+    }
+    try {
+      insertAll(m.batch!);
+      parentPort!.postMessage({ id: m.id });
+    } catch (e) {
+      parentPort!.postMessage({ id: m.id, error: (e as Error).message ?? String(e) });
+    }
+  });
+  parentPort!.postMessage({ id: 0 });
+}
+
+type Pending = { resolve: () => void; reject: (e: Error) => void };
+
+/**
+ * Usage rows written by a thread of their own, on its own connection to the SQLite file. SQLite's writes are
+ * synchronous, and the connection that commits also runs the WAL checkpoints, each with an fsync of the database
+ * (about 30 ms here, several times a second under load when many traces are active): on the event loop they would
+ * hold up every request in flight. The thread costs about 6 MB of memory.
+ */
+export class SqliteUsageThread {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private dead: Error | undefined;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (m: { id: number; error?: string }) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.error === undefined) p.resolve();
+      else p.reject(new Error(`writing usage records failed: ${m.error}`));
+      if (this.pending.size === 0) worker.unref();
+    });
+    const fail = (e: Error) => {
+      this.dead ??= e;
+      for (const p of this.pending.values()) p.reject(e);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the usage writer thread exited (code ${code})`)));
+  }
+
+  /** Starts the thread; resolves once its connection is open and its statement prepared. */
+  static async start(path: string, pragmas: string[]): Promise<SqliteUsageThread> {
+    const setup: WorkerSetup = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, sql: INSERT_USAGE_SQL, pragmas };
+    const worker = new Worker(`(${usageThreadMain.toString()})(require)`, {
+      eval: true,
+      workerData: setup,
+      // Batches are small; the limits keep the thread's heap from growing like the main one.
+      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 64 },
+      stdout: false,
+      stderr: false,
+    });
+    await new Promise<void>((resolve, reject) => {
+      const onError = (e: Error) => reject(e);
+      worker.once('error', onError);
+      worker.once('exit', (code) => reject(new Error(`the usage writer thread exited (code ${code}) before it was ready`)));
+      worker.once('message', () => {
+        worker.off('error', onError);
+        worker.removeAllListeners('exit');
+        resolve();
+      });
+    });
+    worker.unref();
+    return new SqliteUsageThread(worker);
+  }
+
+  /** True once the thread has died: callers write on their own connection instead. */
+  get failed(): boolean {
+    return this.dead !== undefined;
+  }
+
+  insert(rows: UsageRecord[]): Promise<void> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    const batch = rows.map(usageParams);
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Kept alive while a batch is in flight, so a shutdown waits for it.
+      this.worker.ref();
+      this.worker.postMessage({ id, batch });
+    });
+  }
+
+  /** Stops the thread at once, as a crash would: batches in flight are rejected (the store then writes them itself). */
+  async kill(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  /** Closes the thread's connection once the batches sent before have been written, then ends the thread. */
+  async close(): Promise<void> {
+    if (this.dead) return;
+    const id = this.nextId++;
+    const closed = new Promise<void>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    this.worker.ref();
+    this.worker.postMessage({ id, close: true });
+    await closed.catch(() => undefined);
+    await this.worker.terminate();
+  }
+}
