@@ -8,7 +8,7 @@ import { cpuTimeMs, forkServer, killChildren, launcherLine, memoryOf, sampleMemo
 import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
 import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
 import { evaluate, renderTable } from './lib/report.mjs';
-import { SLOW_MODEL } from './lib/workload.mjs';
+import { SLOW_MODEL, TRACE_MODE } from './lib/workload.mjs';
 
 const env = (name, fallback) => {
   const v = process.env[name];
@@ -31,6 +31,8 @@ const config = {
   phases: (process.env.BENCH_PHASES ?? 'load,latency,ttfb').split(',').map((s) => s.trim()),
   /** 1: the load phase also measures the accounted proxy (accounted-proxy.mjs), between the bare proxy and the gateway. */
   accounted: env('BENCH_ACCOUNTED', 0) === 1,
+  /** How requests are grouped into traces: concurrent (default, many runs in flight, UUID ids) or sequential. */
+  traces: TRACE_MODE,
   gatewayNodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
   /** The flags and variables of the agentgw launcher line, which the gateway always runs with (extra BENCH_GATEWAY_NODE_ARGS come after). */
   gatewayLauncherFlags: LAUNCHER.flags,

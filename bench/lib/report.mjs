@@ -63,6 +63,7 @@ export function renderTable(results) {
   lines.push('');
   lines.push(`agentgw overhead benchmark: ${c.cpus} CPUs (${c.cpuModel}), Node ${c.node}`);
   const launcherEnv = Object.entries(c.gatewayLauncherEnv ?? {}).map(([k, v]) => `${k}=${v}`);
+  if (c.traces) lines.push(`traces: ${c.traces === 'concurrent' ? 'concurrent (500 agent runs in flight, random UUID trace ids, 50 steps each)' : 'sequential (one run at a time, 50 steps each)'} (BENCH_TRACES)`);
   lines.push(`gateway started as: ${[...launcherEnv, 'node', ...(c.gatewayLauncherFlags ?? []), ...(c.gatewayNodeArgs ?? [])].join(' ')} (launcher line${c.gatewayNodeArgs?.length ? ' + BENCH_GATEWAY_NODE_ARGS' : ''})`);
   lines.push('Load generator, mock upstream and the system under test share these CPUs: compare the ratios, not the absolute numbers.');
   if (results.load) {

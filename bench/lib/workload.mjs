@@ -1,4 +1,5 @@
 // The one request every target receives: the same bytes whether it goes direct, through the bare proxy or through the gateway.
+import { randomUUID } from 'node:crypto';
 
 export const MODEL = 'openai/gpt-4o-mini';
 /** The provider whose upstream path streams its first chunk at once and the rest later (see mock-upstream.mjs). */
@@ -31,8 +32,28 @@ export function chatBody({ stream, model = MODEL }) {
   return { n, json: JSON.stringify(body) };
 }
 
+/**
+ * How requests are grouped into traces (`BENCH_TRACES`):
+ * - `concurrent` (default): as agents send them, `CONCURRENT_RUNS` runs in flight at once, each with a random UUID
+ *   as its trace id, so usage rows of many traces interleave and their ids land anywhere in the trace index;
+ * - `sequential`: one run at a time, named `bench-run-N`, so rows arrive trace after trace in index order (cheapest to write).
+ */
+export const TRACE_MODE = process.env.BENCH_TRACES ?? 'concurrent';
+if (TRACE_MODE !== 'concurrent' && TRACE_MODE !== 'sequential') throw new Error(`BENCH_TRACES must be concurrent or sequential, not ${TRACE_MODE}`);
+const CONCURRENT_RUNS = 500;
+const runIds = new Map();
+
 export function traceIdFor(n) {
-  return `bench-run-${Math.floor(n / STEPS_PER_TRACE)}`;
+  if (TRACE_MODE === 'sequential') return `bench-run-${Math.floor(n / STEPS_PER_TRACE)}`;
+  // Request n is step floor(n / RUNS) of run slot n % RUNS; a slot starts a new run every STEPS_PER_TRACE steps.
+  const key = `${n % CONCURRENT_RUNS}:${Math.floor(n / CONCURRENT_RUNS / STEPS_PER_TRACE)}`;
+  let id = runIds.get(key);
+  if (id === undefined) {
+    id = randomUUID();
+    runIds.set(key, id);
+    if (runIds.size > 4 * CONCURRENT_RUNS) runIds.delete(runIds.keys().next().value);
+  }
+  return id;
 }
 
 export function headersFor(apiKey, n) {
