@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { type AdminKey, type Agent, AgentgwError, type Policy, type Role, type Tenant, type TraceRequest, type TraceSummary, type UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
 import type { Database } from './schema.js';
@@ -97,7 +97,14 @@ export class KyselyStore implements Store {
     private readonly usageInserter?: (rows: UsageRecord[]) => void | Promise<void>,
     /** Runs before the connection closes (SQLite: ends the usage writer thread). */
     private readonly beforeClose?: () => Promise<void>,
+    /** Runs the reports over usage rows elsewhere than on this connection (SQLite: on the usage thread's own). */
+    private readonly reportReader?: <R>(q: CompiledQuery<R>) => Promise<R[]>,
   ) {}
+
+  /** A report's rows: read by reportReader when there is one. */
+  private report<R>(q: { compile(): CompiledQuery<R>; execute(): Promise<R[]> }): Promise<R[]> {
+    return this.reportReader ? this.reportReader(q.compile()) : q.execute();
+  }
 
   /** Keyset pagination over (created_at, id) for the simple resource tables. */
   private async pageOf<T extends 'tenants' | 'agents' | 'policies' | 'admin_keys', R>(
@@ -379,20 +386,20 @@ export class KyselyStore implements Store {
         const p = pos;
         q = q.where((eb) => eb.or([eb('started_at', '<', p.started_at), eb.and([eb('started_at', '=', p.started_at), eb('seq', '<', p.seq)])]));
       }
-      const rows = await q.orderBy('started_at', 'desc').orderBy('seq', 'desc').limit(this.traceScanChunk).execute();
+      const rows = await this.report(q.orderBy('started_at', 'desc').orderBy('seq', 'desc').limit(this.traceScanChunk));
       const fresh = new Set<string>();
       for (const r of rows) if (!starts.has(traceKey(r.tenant_id, r.trace_id))) fresh.add(r.trace_id);
       if (fresh.size > 0) {
-        const found = await this.scoped(
-          this.db
-            .selectFrom('usage_records')
-            .select((eb) => ['tenant_id', 'trace_id', eb.fn.min('started_at').as('started_at')])
-            .where('trace_id', 'in', [...fresh]),
-          f,
-          true,
-        )
-          .groupBy(['tenant_id', 'trace_id'])
-          .execute();
+        const found = await this.report(
+          this.scoped(
+            this.db
+              .selectFrom('usage_records')
+              .select((eb) => ['tenant_id', 'trace_id', eb.fn.min('started_at').as('started_at')])
+              .where('trace_id', 'in', [...fresh]),
+            f,
+            true,
+          ).groupBy(['tenant_id', 'trace_id']),
+        );
         for (const t of found) {
           const key = traceKey(t.tenant_id, t.trace_id);
           if (!starts.has(key)) starts.set(key, { tenant_id: t.tenant_id, trace_id: t.trace_id, started_at: String(t.started_at) });
@@ -411,7 +418,7 @@ export class KyselyStore implements Store {
     if (data.length === 0) return { data: [], next_cursor: null };
     const ids = [...new Set(data.map((t) => t.trace_id))];
     const aggregates = new Map<string, any>();
-    for (const r of await this.scoped(this.traceAggregates().where('trace_id', 'in', ids), f, true).execute()) aggregates.set(traceKey(r.tenant_id, r.trace_id), r);
+    for (const r of await this.report(this.scoped(this.traceAggregates().where('trace_id', 'in', ids), f, true))) aggregates.set(traceKey(r.tenant_id, r.trace_id), r);
     const ends = await this.endedAt(ids, f);
     const last = data[data.length - 1]!;
     return {
@@ -425,11 +432,13 @@ export class KyselyStore implements Store {
 
   /** End of each (tenant, trace): the latest started_at + latency over the filter's rows, keyed by traceKey. */
   private async endedAt(traceIds: string[], f: Pick<TraceFilter, 'tenant_id' | 'agent_id'>): Promise<Map<string, string>> {
-    const rows = await this.scoped(
-      this.db.selectFrom('usage_records').select(['tenant_id', 'trace_id', 'started_at', 'latency_ms']).where('trace_id', 'in', traceIds),
-      f,
-      true,
-    ).execute();
+    const rows = await this.report(
+      this.scoped(
+        this.db.selectFrom('usage_records').select(['tenant_id', 'trace_id', 'started_at', 'latency_ms']).where('trace_id', 'in', traceIds),
+        f,
+        true,
+      ),
+    );
     const out = new Map<string, string>();
     for (const r of rows) {
       const end = new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString();
@@ -458,7 +467,7 @@ export class KyselyStore implements Store {
   async getTrace(traceId: string, tenantId?: string) {
     let q = this.db.selectFrom('usage_records').selectAll().where('trace_id', '=', traceId);
     if (tenantId) q = q.where('tenant_id', '=', tenantId);
-    const all = await q.orderBy('started_at').orderBy('seq').execute();
+    const all = await this.report(q.orderBy('started_at').orderBy('seq'));
     if (all.length === 0) return undefined;
     // Unscoped, an id that two tenants share answers with the one of them that started first.
     const rows = all.filter((r) => r.tenant_id === all[0]!.tenant_id);
@@ -518,7 +527,7 @@ export class KyselyStore implements Store {
     if (f.from) q = q.where('started_at', '>=', utc(f.from));
     if (f.to) q = q.where('started_at', '<', utc(f.to));
     if (f.tenant_id) q = q.where('tenant_id', '=', f.tenant_id);
-    const rows = await q.groupBy(key).orderBy(key).execute();
+    const rows = await this.report(q.groupBy(key).orderBy(key));
     return rows.map((r) => ({
       key: String(r.key),
       requests: Number(r.requests),
@@ -529,21 +538,23 @@ export class KyselyStore implements Store {
   }
 
   async spendSince(since: string) {
-    const rows = await this.db
-      .selectFrom('usage_records')
-      .select((eb) => ['agent_id', eb.fn.sum<number>('cost').as('cost')])
-      .where('started_at', '>=', utc(since))
-      .groupBy('agent_id')
-      .execute();
+    const rows = await this.report(
+      this.db
+        .selectFrom('usage_records')
+        .select((eb) => ['agent_id', eb.fn.sum<number>('cost').as('cost')])
+        .where('started_at', '>=', utc(since))
+        .groupBy('agent_id'),
+    );
     return rows.map((r) => ({ agent_id: r.agent_id, cost: Number(r.cost ?? 0) }));
   }
   async traceSpendSince(since: string) {
-    const rows = await this.db
-      .selectFrom('usage_records')
-      .select((eb) => ['tenant_id', 'trace_id', eb.fn.sum<number>('cost').as('cost')])
-      .where('started_at', '>=', utc(since))
-      .groupBy(['tenant_id', 'trace_id'])
-      .execute();
+    const rows = await this.report(
+      this.db
+        .selectFrom('usage_records')
+        .select((eb) => ['tenant_id', 'trace_id', eb.fn.sum<number>('cost').as('cost')])
+        .where('started_at', '>=', utc(since))
+        .groupBy(['tenant_id', 'trace_id']),
+    );
     return rows.map((r) => ({ tenant_id: r.tenant_id, trace_id: r.trace_id, cost: Number(r.cost ?? 0) }));
   }
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { KyselyStore } from './kysely-store.js';
 import { migrate } from './migrations.js';
 import type { Database } from './schema.js';
@@ -62,7 +62,9 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
         throw e;
       }
     };
-    const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close());
+    const reader = <R>(q: CompiledQuery<R>): Promise<R[]> =>
+      thread.failed ? Promise.resolve(sqlite.prepare(q.sql).all(...q.parameters) as R[]) : thread.query<R>(q.sql, q.parameters);
+    const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close(), reader);
     usageThreads.set(store, thread);
     return store;
   }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { usageRecord } from '../test-support/store.js';
 import { openStore, usageThreadOf as threadOf } from './open-store.js';
 import type { Store, UsageRecord } from './store.js';
@@ -71,6 +71,31 @@ describe('usage rows written by their own thread (SQLite file)', () => {
     expect(thread.failed).toBe(true);
     expect((await store.getTrace('trace-e'))?.request_count).toBe(10);
     expect((await store.getTrace('trace-f'))?.request_count).toBe(3);
+  });
+
+  test('reports over usage rows are read on the thread, and on the main connection once it has died', async () => {
+    const { store } = await open();
+    await store.insertUsage([...rows(3, 'trace-r1'), ...rows(2, 'trace-r2').map((r) => ({ ...r, agent_id: 'agt_2' }))]);
+    const thread = threadOf(store)!;
+    const query = vi.spyOn(thread, 'query');
+    const reports = async () => ({
+      usage: await store.usage({ group_by: 'agent' }),
+      traces: (await store.listTraces({ limit: 10 })).data.map((t) => [t.trace_id, t.request_count, t.cost]),
+      trace: (await store.getTrace('trace-r2'))?.requests.length,
+      spend: await store.spendSince('2033-01-01T00:00:00.000Z'),
+      traceSpend: await store.traceSpendSince('2033-01-01T00:00:00.000Z'),
+    });
+    const onThread = await reports();
+    expect(onThread.usage.map((r) => [r.key, r.requests, r.cost])).toEqual([['agt_1', 3, 1.5], ['agt_2', 2, 1]]);
+    expect(onThread.traces).toEqual([['trace-r2', 2, 1], ['trace-r1', 3, 1.5]]);
+    expect(onThread.trace).toBe(2);
+    expect(onThread.spend).toEqual([{ agent_id: 'agt_1', cost: 1.5 }, { agent_id: 'agt_2', cost: 1 }]);
+    expect(onThread.traceSpend).toHaveLength(2);
+    // usage 1, listTraces 4 (scan, starts, aggregates, ends), getTrace 1, spend 2
+    expect(query).toHaveBeenCalledTimes(8);
+    await thread.kill();
+    expect(await reports()).toEqual(onThread);
+    expect(query).toHaveBeenCalledTimes(8);
   });
 
   test('an in-memory database writes on its own connection', async () => {

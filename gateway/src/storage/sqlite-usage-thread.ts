@@ -42,7 +42,23 @@ function usageThreadMain(require: NodeJS.Require): void {
   const insertAll = db.transaction((batch: unknown[][]) => {
     for (const params of batch) insert.run(...params);
   });
-  parentPort!.on('message', (m: { id: number; batch?: unknown[][]; close?: true }) => {
+  const statements = new Map<string, import('better-sqlite3').Statement>();
+  parentPort!.on('message', (m: { id: number; batch?: unknown[][]; sql?: string; params?: unknown[]; close?: true }) => {
+    if (m.sql !== undefined) {
+      try {
+        let stmt = statements.get(m.sql);
+        if (stmt === undefined) {
+          stmt = db.prepare(m.sql);
+          statements.set(m.sql, stmt);
+          if (statements.size > 200) statements.delete(statements.keys().next().value!);
+        }
+        if (!stmt.reader) throw new Error('only queries that return rows are run here');
+        parentPort!.postMessage({ id: m.id, rows: stmt.all(...m.params!) });
+      } catch (e) {
+        parentPort!.postMessage({ id: m.id, error: (e as Error).message ?? String(e) });
+      }
+      return;
+    }
     if (m.close) {
       db.close();
       parentPort!.postMessage({ id: m.id });
@@ -59,10 +75,10 @@ function usageThreadMain(require: NodeJS.Require): void {
   parentPort!.postMessage({ id: 0 });
 }
 
-type Pending = { resolve: () => void; reject: (e: Error) => void };
+type Pending = { resolve: (rows?: unknown[]) => void; reject: (e: Error) => void; what: string };
 
 /**
- * Usage rows written by a thread of their own, on its own connection to the SQLite file. SQLite's writes are
+ * Usage rows written, and reports over them read, by a thread of their own, on its own connection to the SQLite file. SQLite's writes are
  * synchronous, and the connection that commits also runs the WAL checkpoints, each with an fsync of the database
  * (about 30 ms here, several times a second under load when many traces are active): on the event loop they would
  * hold up every request in flight. The thread costs about 6 MB of memory.
@@ -73,12 +89,12 @@ export class SqliteUsageThread {
   private dead: Error | undefined;
 
   private constructor(private readonly worker: Worker) {
-    worker.on('message', (m: { id: number; error?: string }) => {
+    worker.on('message', (m: { id: number; error?: string; rows?: unknown[] }) => {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
-      if (m.error === undefined) p.resolve();
-      else p.reject(new Error(`writing usage records failed: ${m.error}`));
+      if (m.error === undefined) p.resolve(m.rows);
+      else p.reject(new Error(`${p.what} failed: ${m.error}`));
       if (this.pending.size === 0) worker.unref();
     });
     const fail = (e: Error) => {
@@ -125,10 +141,24 @@ export class SqliteUsageThread {
     const id = this.nextId++;
     const batch = rows.map(usageParams);
     return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve: () => resolve(), reject, what: 'writing usage records' });
       // Kept alive while a batch is in flight, so a shutdown waits for it.
       this.worker.ref();
       this.worker.postMessage({ id, batch });
+    });
+  }
+
+  /**
+   * Runs a read-only query on the thread's connection and resolves with its rows. Reports over the usage table
+   * (usage by day or agent, trace listings) read many rows: here they do not stall the requests in flight.
+   */
+  query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    return new Promise<R[]>((resolve, reject) => {
+      this.pending.set(id, { resolve: (rows) => resolve((rows ?? []) as R[]), reject, what: 'reading usage records' });
+      this.worker.ref();
+      this.worker.postMessage({ id, sql, params });
     });
   }
 
@@ -141,7 +171,7 @@ export class SqliteUsageThread {
   async close(): Promise<void> {
     if (this.dead) return;
     const id = this.nextId++;
-    const closed = new Promise<void>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const closed = new Promise<void>((resolve, reject) => this.pending.set(id, { resolve: () => resolve(), reject, what: 'closing' }));
     this.worker.ref();
     this.worker.postMessage({ id, close: true });
     await closed.catch(() => undefined);
