@@ -18,15 +18,15 @@ let key: string;
 beforeAll(async () => {
   upstream = await FakeUpstream.start();
   // Plays Anthropic's Messages API and Bedrock's Converse API from recorded payloads whose prompts wrote to the cache;
-  // a prompt that asks for the 1-hour cache gets Anthropic's payloads of writes mostly to the 1-hour cache.
+  // a prompt that asks for the 1-hour cache gets payloads of writes mostly to the 1-hour cache.
   upstream.respond((req, res) => {
-    const oneHour = req.url === '/v1/messages' && JSON.stringify(req.json().messages).includes(ONE_HOUR_PROMPT);
+    const oneHour = JSON.stringify(req.json().messages).includes(ONE_HOUR_PROMPT);
     if (req.url === '/v1/messages' && req.json().stream === true) {
       res.writeHead(200, { 'content-type': 'text/event-stream' }).end(anthropicFixtures.text(oneHour ? 'message-stream-cache-write-1h.sse' : 'message-stream-cache-write.sse'));
     } else if (req.url === '/v1/messages') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(anthropicFixtures.text(oneHour ? 'message-cache-write-1h.json' : 'message-cache-write.json'));
     } else if (req.url.endsWith('/converse')) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(bedrockFixtures.text('converse-cache-write.json'));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(bedrockFixtures.text(oneHour ? 'converse-cache-write-1h.json' : 'converse-cache-write.json'));
     } else {
       res.writeHead(404).end();
     }
@@ -144,6 +144,14 @@ describe('1-hour prompt cache writes are billed at the 1-hour cache-write rate',
     expect(streamedUsage(text)).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
     const rec = await recorded('cache-write-1h-anthropic-stream');
     expect(rec).toMatchObject({ stream: true, prompt_tokens: 3942, completion_tokens: 9 });
+    expect(rec.cost).toBeCloseTo(expectedCost1h, 12);
+  });
+
+  test('Bedrock Converse (usage.cacheDetails), Claude priced as on Anthropic', async () => {
+    const body = JSON.parse(await chat('cache-write-1h-bedrock', { model: 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0', ...oneHour }));
+    expect(body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    const rec = await recorded('cache-write-1h-bedrock');
+    expect(rec).toMatchObject({ prompt_tokens: 3942, completion_tokens: 9 });
     expect(rec.cost).toBeCloseTo(expectedCost1h, 12);
   });
 });

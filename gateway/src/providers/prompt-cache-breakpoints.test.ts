@@ -92,16 +92,17 @@ describe('prompt-cache breakpoints through the gateway', () => {
     ]);
   });
 
-  test('Bedrock gets a cachePoint after each marked block, without ttl', async () => {
+  test('Bedrock gets a cachePoint after each marked block, with the ttl the client gave', async () => {
     const { status, json } = await chat({ model: 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0', ...marked });
     expect(status, JSON.stringify(json)).toBe(200);
     const point = { cachePoint: { type: 'default' } };
+    const hourPoint = { cachePoint: { type: 'default', ttl: '1h' } };
     const sent = upstream.last.json();
     expect(sent.toolConfig.tools).toEqual([
       { toolSpec: { name: 'lookup_clause', description: 'Finds a clause', inputSchema: { json: marked.tools[0].function.parameters } } },
-      point,
+      hourPoint,
     ]);
-    expect(sent.system).toEqual([{ text: LONG_DOC }, point]);
+    expect(sent.system).toEqual([{ text: LONG_DOC }, hourPoint]);
     expect(sent.messages).toEqual([
       { role: 'user', content: [{ text: 'When does the contract renew?' }, point] },
       { role: 'assistant', content: [{ text: 'On 1 March.' }] },
@@ -124,6 +125,18 @@ describe('prompt-cache breakpoints through the gateway', () => {
     expect(status).toBe(400);
     expect(json.error).toMatchObject({ code: 'validation_failed', type: 'invalid_request_error', param: 'messages[5].cache_control' });
     expect(json.error.message).toContain('at most 4 cache_control breakpoints per request, and this request has 5');
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  test('a 1-hour breakpoint after a 5-minute one: 400 naming it, for Anthropic and Bedrock alike, and no upstream call', async () => {
+    const before = upstream.requests.length;
+    const messages = [{ role: 'system', content: LONG_DOC, cache_control: EPHEMERAL }, { role: 'user', content: 'When does the contract renew?', cache_control: ONE_HOUR }];
+    for (const model of ['anthropic/claude-sonnet-4-5', 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0']) {
+      const { status, json } = await chat({ model, messages });
+      expect(status, model).toBe(400);
+      expect(json.error).toMatchObject({ code: 'validation_failed', type: 'invalid_request_error', param: 'messages[1].cache_control' });
+      expect(json.error.message).toContain('messages[1].cache_control asks for a 1-hour cache after messages[0].cache_control');
+    }
     expect(upstream.requests.length).toBe(before);
   });
 

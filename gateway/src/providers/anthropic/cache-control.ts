@@ -44,9 +44,16 @@ export function breakpointWithoutContent(provider: string, param: string): Agent
   );
 }
 
-/** Anthropic answers 400 past 4 breakpoints: say so first, and which ones to drop. `params` in Anthropic's order: tools, system, messages. */
-export function checkBreakpointCount(provider: string, params: readonly string[]): void {
-  if (params.length <= MAX_CACHE_BREAKPOINTS) return;
+/** A cache breakpoint the client marked: where (its cache_control's param) and for how long (absent: 5 minutes). */
+export interface Breakpoint {
+  param: string;
+  ttl: '5m' | '1h' | undefined;
+}
+
+/** Anthropic answers 400 past 4 breakpoints: say so first, and which ones to drop. `marks` in Anthropic's order: tools, system, messages. */
+export function checkBreakpointCount(provider: string, marks: readonly Breakpoint[]): void {
+  if (marks.length <= MAX_CACHE_BREAKPOINTS) return;
+  const params = marks.map((m) => m.param);
   const shown = params.length > 10 ? `${params.slice(0, 10).join(', ')}, ...` : params.join(', ');
   throw new AgentgwError(
     'validation_failed',
@@ -54,4 +61,24 @@ export function checkBreakpointCount(provider: string, params: readonly string[]
       `(in the order tools, system, messages: ${shown}); remove ${params.length - MAX_CACHE_BREAKPOINTS} of them, keeping those that end the prefixes worth caching.`,
     { param: params[MAX_CACHE_BREAKPOINTS] },
   );
+}
+
+/**
+ * Anthropic and Bedrock refuse a 1-hour breakpoint after a 5-minute one (the default) in the order tools, system,
+ * messages: say which two clash before sending.
+ */
+export function checkTtlOrder(provider: string, marks: readonly Breakpoint[]): void {
+  let short: Breakpoint | undefined;
+  for (const m of marks) {
+    if (m.ttl !== '1h') {
+      short ??= m;
+    } else if (short) {
+      throw new AgentgwError(
+        'validation_failed',
+        `${m.param} asks for a 1-hour cache after ${short.param}, a 5-minute one (${short.ttl === undefined ? 'the default' : '"5m"'}): provider "${provider}" ` +
+          'takes the 1-hour breakpoints first, in the order tools, system, messages. Give the earlier one "ttl": "1h" as well, or this one 5 minutes.',
+        { param: m.param },
+      );
+    }
+  }
 }

@@ -2,7 +2,7 @@
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAITextPart } from '../openai-format.js';
 import { contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
 import type { AnthropicCacheControl, AnthropicMessage, AnthropicRequestBlock, AnthropicTextBlock, AnthropicToolResultBlock } from './anthropic-api.js';
-import { breakpointWithoutContent, cacheControlOf, hasMarkedPart } from './cache-control.js';
+import { type Breakpoint, breakpointWithoutContent, cacheControlOf, hasMarkedPart } from './cache-control.js';
 
 /**
  * Prompt-cache breakpoints (see cache-control.ts) land on the Anthropic block made from what the client marked:
@@ -13,15 +13,15 @@ import { breakpointWithoutContent, cacheControlOf, hasMarkedPart } from './cache
  *   content).
  * When a part's marker and its message's fall on one block, the first one read (the part's) is kept. A system prompt
  * with a breakpoint is sent as text blocks, one per system message (or marked part); without one it stays a string.
- * `breakpoints` lists the param of every marker placed, system ones first, for the 4-per-request check.
+ * `breakpoints` lists every marker placed (its param and ttl), system ones first, for the 4-per-request and ttl-order checks.
  */
 export function convertToAnthropicMessages(
   provider: string,
   messages: readonly OpenAIChatMessage[],
-): { system: string | AnthropicTextBlock[] | undefined; messages: AnthropicMessage[]; breakpoints: string[] } {
+): { system: string | AnthropicTextBlock[] | undefined; messages: AnthropicMessage[]; breakpoints: Breakpoint[] } {
   const system: AnthropicTextBlock[] = [];
-  const systemBreakpoints: string[] = [];
-  const breakpoints: string[] = [];
+  const systemBreakpoints: Breakpoint[] = [];
+  const breakpoints: Breakpoint[] = [];
   const out: AnthropicMessage[] = [];
 
   // Consecutive messages of one Anthropic role become one turn (tool results of parallel calls must share a turn).
@@ -77,14 +77,14 @@ export function convertToAnthropicMessages(
 }
 
 /** Puts `cc` on `block` unless it already carries one, and records where the marker came from. */
-function mark(block: { cache_control?: AnthropicCacheControl }, cc: AnthropicCacheControl | undefined, param: string, breakpoints: string[]): void {
+function mark(block: { cache_control?: AnthropicCacheControl }, cc: AnthropicCacheControl | undefined, param: string, breakpoints: Breakpoint[]): void {
   if (!cc || block.cache_control) return;
   block.cache_control = cc;
-  breakpoints.push(param);
+  breakpoints.push({ param, ttl: cc.ttl });
 }
 
 /** A message's own cache_control marks the last block made from it. */
-function markLast(provider: string, blocks: Array<{ cache_control?: AnthropicCacheControl }>, message: object, at: string, breakpoints: string[]): void {
+function markLast(provider: string, blocks: Array<{ cache_control?: AnthropicCacheControl }>, message: object, at: string, breakpoints: Breakpoint[]): void {
   const param = `${at}.cache_control`;
   const cc = cacheControlOf(message, param);
   if (!cc) return;
@@ -100,7 +100,7 @@ function textBlocks(
   provider: string,
   content: string | ReadonlyArray<OpenAITextPart | OpenAIContentPart> | null | undefined,
   at: string,
-  breakpoints: string[],
+  breakpoints: Breakpoint[],
 ): AnthropicTextBlock[] {
   if (!Array.isArray(content) || !hasMarkedPart(content)) {
     const text = contentText(content);
@@ -121,7 +121,7 @@ function textBlocks(
   return blocks;
 }
 
-function userBlocks(provider: string, content: string | OpenAIContentPart[], param: string, breakpoints: string[]): AnthropicRequestBlock[] {
+function userBlocks(provider: string, content: string | OpenAIContentPart[], param: string, breakpoints: Breakpoint[]): AnthropicRequestBlock[] {
   if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
   const blocks: AnthropicRequestBlock[] = [];
   content.forEach((part, j) => {

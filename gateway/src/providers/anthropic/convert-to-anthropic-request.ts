@@ -3,7 +3,7 @@ import { AgentgwError } from '../../contract/errors.js';
 import type { OpenAIChatRequest } from '../openai-format.js';
 import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
 import type { AnthropicRequest } from './anthropic-api.js';
-import { checkBreakpointCount } from './cache-control.js';
+import { type Breakpoint, checkBreakpointCount, checkTtlOrder } from './cache-control.js';
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { prepareAnthropicTools } from './prepare-anthropic-tools.js';
 
@@ -20,8 +20,12 @@ export function convertToAnthropicRequest(
   const { system, messages, breakpoints } = convertToAnthropicMessages(provider, body.messages);
   const tools = prepareAnthropicTools(body);
   // Anthropic reads the prompt as tools, then system, then messages; tools map one to one to the client's.
-  const toolBreakpoints = (tools.tools ?? []).flatMap((tool, k) => (tool.cache_control ? [`tools[${k}].cache_control`] : []));
-  checkBreakpointCount(provider, [...toolBreakpoints, ...breakpoints]);
+  const toolBreakpoints = (tools.tools ?? []).flatMap((tool, k): Breakpoint[] =>
+    tool.cache_control ? [{ param: `tools[${k}].cache_control`, ttl: tool.cache_control.ttl }] : [],
+  );
+  const marks = [...toolBreakpoints, ...breakpoints];
+  checkBreakpointCount(provider, marks);
+  checkTtlOrder(provider, marks);
   const request: AnthropicRequest = {
     model,
     max_tokens: maxOutputTokens(body) ?? defaultMaxTokens,

@@ -135,6 +135,26 @@ describe('bedrock adapter', () => {
     expect(result.body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
   });
 
+  it('reports the writes to the 1-hour cache apart (usage.cacheDetails), streamed and not', async () => {
+    upstream.respond(jsonReply(200, fixtures.json('converse-cache-write-1h.json')));
+    const result = await adapter.chat(ctx(MODEL), hello);
+    expect(result.usage).toEqual({
+      prompt_tokens: 3942,
+      completion_tokens: 9,
+      cached_prompt_tokens: 2048,
+      cache_write_prompt_tokens: 1873,
+      cache_write_1h_prompt_tokens: 1524,
+      estimated: false,
+    });
+    expect(result.body.usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+
+    upstream.respond(streamReply(eventFrames('converse-stream-cache-write-1h.json'), EVENTSTREAM));
+    const stream = await adapter.chatStream(ctx(MODEL, { includeUsage: true }), hello);
+    const chunks = parseFrames(await collectFrames(stream));
+    expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 3942, completion_tokens: 9, total_tokens: 3951, prompt_tokens_details: { cached_tokens: 2048 } });
+    expect(stream.usage()).toMatchObject({ cache_write_prompt_tokens: 1873, cache_write_1h_prompt_tokens: 1524 });
+  });
+
   it('translates tools, toolUse and toolResult, images and json_schema', async () => {
     upstream.respond(jsonReply(200, fixtures.json('converse.json')));
     const schema = { type: 'object', properties: { summary: { type: 'string' } } };
@@ -449,7 +469,7 @@ describe('bedrock adapter: prompt-cache breakpoints', () => {
     });
   });
 
-  it('sends no ttl: a 1-hour breakpoint is a plain cachePoint, streamed too', async () => {
+  it('sends the ttl the client gave on each cachePoint, streamed too', async () => {
     const oneHour = { type: 'ephemeral', ttl: '1h' };
     const body = cachedRequest({
       model: 'bedrock/claude',
@@ -462,15 +482,31 @@ describe('bedrock adapter: prompt-cache breakpoints', () => {
     upstream.respond(jsonReply(200, fixtures.json('converse.json')));
     await adapter.chat(ctx(MODEL), body);
     const sent = upstream.last.json();
-    expect(sent.system).toEqual([{ text: LONG_DOC }, CACHE_POINT]);
-    expect(sent.messages).toEqual([{ role: 'user', content: [{ text: 'When does it renew?' }, CACHE_POINT] }]);
-    expect(sent.toolConfig.tools[1]).toEqual(CACHE_POINT);
-    expect(upstream.last.body.toString('utf8')).not.toMatch(/ttl|cache_control|ephemeral/);
+    const hourPoint = { cachePoint: { type: 'default', ttl: '1h' } };
+    expect(sent.system).toEqual([{ text: LONG_DOC }, hourPoint]);
+    expect(sent.messages).toEqual([{ role: 'user', content: [{ text: 'When does it renew?' }, { cachePoint: { type: 'default', ttl: '5m' } }] }]);
+    expect(sent.toolConfig.tools[1]).toEqual(hourPoint);
+    expect(upstream.last.body.toString('utf8')).not.toMatch(/cache_control|ephemeral/);
 
     upstream.respond(streamReply(eventFrames('converse-stream-cache-write.json'), EVENTSTREAM));
     await collectFrames(await adapter.chatStream(ctx(MODEL), { ...body, stream: true }));
     expect(upstream.last.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream');
     expect(upstream.last.json()).toEqual(sent);
+  });
+
+  it('answers 400 for a 1-hour breakpoint after a 5-minute one (tools, then system, then messages), before calling Bedrock', async () => {
+    const before = upstream.requests.length;
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ messages: [{ role: 'system', content: LONG_DOC, cache_control: { type: 'ephemeral' } }, { role: 'user', content: 'Hi', cache_control: { type: 'ephemeral', ttl: '1h' } }] }, 'messages[1].cache_control', 'the default'],
+      [{ messages: [{ role: 'system', content: LONG_DOC, cache_control: { type: 'ephemeral', ttl: '1h' } }, { role: 'user', content: 'Hi' }], tools: [{ ...weatherTool, cache_control: { type: 'ephemeral', ttl: '5m' } }] }, 'messages[0].cache_control', '"5m"'],
+    ];
+    for (const [request, param, shortOne] of cases) {
+      const err = await adapter.chat(ctx(MODEL), cachedRequest({ model: 'bedrock/claude', ...request })).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'validation_failed', param });
+      expect((err as Error).message).toContain(`asks for a 1-hour cache after`);
+      expect((err as Error).message).toContain(shortOne);
+    }
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('sends a request whose cache_control values are all null as one without any', async () => {

@@ -11,7 +11,7 @@ export type BedrockContentBlock =
 
 /** A prompt-cache checkpoint: the prefix up to the block before it is cached. */
 export interface BedrockCachePoint {
-  cachePoint: { type: 'default' };
+  cachePoint: { type: 'default'; ttl?: '5m' | '1h' };
 }
 
 export interface BedrockMessage {
@@ -39,6 +39,8 @@ export interface BedrockUsage {
   totalTokens?: number;
   cacheReadInputTokens?: number;
   cacheWriteInputTokens?: number;
+  /** Cache writes by lifetime (1h before 5m); empty or absent when nothing was written. */
+  cacheDetails?: Array<{ ttl?: string; inputTokens?: number }>;
 }
 
 export interface BedrockConverseResponse {

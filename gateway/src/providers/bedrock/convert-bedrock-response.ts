@@ -20,6 +20,7 @@ export function convertBedrockResponse(response: BedrockConverseResponse, model:
   const usage: Usage = { prompt_tokens: reported.prompt_tokens ?? 0, completion_tokens: reported.completion_tokens ?? 0, estimated: false };
   if (reported.cached_prompt_tokens !== undefined) usage.cached_prompt_tokens = reported.cached_prompt_tokens;
   if (reported.cache_write_prompt_tokens !== undefined) usage.cache_write_prompt_tokens = reported.cache_write_prompt_tokens;
+  if (reported.cache_write_1h_prompt_tokens !== undefined) usage.cache_write_1h_prompt_tokens = reported.cache_write_1h_prompt_tokens;
   const message: OpenAIChatCompletion['choices'][number]['message'] = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {

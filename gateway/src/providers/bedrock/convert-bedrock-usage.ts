@@ -11,5 +11,11 @@ export function bedrockUsage(usage: BedrockUsage | undefined): ReportedUsage {
   if (typeof usage.outputTokens === 'number') out.completion_tokens = usage.outputTokens;
   if (typeof usage.cacheReadInputTokens === 'number') out.cached_prompt_tokens = usage.cacheReadInputTokens;
   if (typeof usage.cacheWriteInputTokens === 'number') out.cache_write_prompt_tokens = usage.cacheWriteInputTokens;
+  // Of those writes, the ones kept an hour (a cachePoint with ttl "1h"): billed at the 1-hour cache-write rate.
+  if (Array.isArray(usage.cacheDetails) && usage.cacheDetails.length > 0) {
+    let hour = 0;
+    for (const d of usage.cacheDetails) if (d?.ttl === '1h' && typeof d.inputTokens === 'number') hour += d.inputTokens;
+    out.cache_write_1h_prompt_tokens = hour;
+  }
   return out;
 }

@@ -1,7 +1,7 @@
 // OpenAI messages -> Converse system blocks and alternating user/assistant messages with toolUse/toolResult blocks.
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAITextPart } from '../openai-format.js';
 import { AgentgwError } from '../../contract/errors.js';
-import { breakpointWithoutContent, cacheControlOf, hasMarkedPart } from '../anthropic/cache-control.js';
+import { type Breakpoint, breakpointWithoutContent, cacheControlOf, hasMarkedPart } from '../anthropic/cache-control.js';
 import { contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
 import type { BedrockCachePoint, BedrockContentBlock, BedrockMessage } from './bedrock-api.js';
 
@@ -10,33 +10,44 @@ const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg'
 type SystemBlock = { text: string } | BedrockCachePoint;
 
 /**
- * A Converse prompt-cache checkpoint, placed right after the block it ends. The client's cache_control ttl is checked
- * (cache-control.ts) but ignored for Bedrock: the checkpoint is sent without one and gets Bedrock's default lifetime
- * (5 minutes), the one rate convert-bedrock-usage.ts can bill, as Converse reports cache writes as one number. (AWS's
- * CachePointBlock reference now lists an optional ttl "5m" | "1h"; forwarding it would first need 1-hour writes billed
- * apart.)
+ * A Converse prompt-cache checkpoint, placed right after the block it ends, with the client's ttl when it gave one
+ * ("5m" or "1h"; without one Bedrock keeps the entry 5 minutes). Converse reports the 1-hour writes apart
+ * (usage.cacheDetails), and convert-bedrock-usage.ts bills them at their rate.
  */
-export function cachePoint(): BedrockCachePoint {
-  return { cachePoint: { type: 'default' } };
+export function cachePoint(ttl?: '5m' | '1h'): BedrockCachePoint {
+  return { cachePoint: ttl === undefined ? { type: 'default' } : { type: 'default', ttl } };
+}
+
+/** Blocks a client marked, with where the marker came from (the first one read when two fall on one block). */
+type Marks = Map<object, Breakpoint>;
+
+function mark(marked: Marks, block: object, param: string, ttl: '5m' | '1h' | undefined): void {
+  if (!marked.has(block)) marked.set(block, { param, ttl });
 }
 
 /** `blocks` with a cachePoint after each block in `marked`. */
-function withCachePoints<B extends object>(blocks: B[], marked: ReadonlySet<object>): Array<B | BedrockCachePoint> {
+function withCachePoints<B extends object>(blocks: B[], marked: Marks): Array<B | BedrockCachePoint> {
   if (marked.size === 0) return blocks;
-  return blocks.flatMap((block) => (marked.has(block) ? [block, cachePoint()] : [block]));
+  return blocks.flatMap((block) => {
+    const m = marked.get(block);
+    return m ? [block, cachePoint(m.ttl)] : [block];
+  });
 }
 
 /**
  * Prompt-cache breakpoints (see cache-control.ts) put a cachePoint after the Converse block made from what the client
  * marked, as the Anthropic adapter puts cache_control on that block: a content part's block (a marked text part of a
  * system or assistant message becomes a text block of its own), a message's last block, a tool message's toolResult
- * block (Converse takes no cachePoint inside toolResult content).
+ * block (Converse takes no cachePoint inside toolResult content). `breakpoints` lists them in Converse's order (system,
+ * then messages) for the ttl-order check.
  */
 export function convertToBedrockMessages(
   provider: string,
   messages: readonly OpenAIChatMessage[],
-): { system: SystemBlock[] | undefined; messages: BedrockMessage[] } {
+): { system: SystemBlock[] | undefined; messages: BedrockMessage[]; breakpoints: Breakpoint[] } {
   const system: SystemBlock[] = [];
+  const systemBreakpoints: Breakpoint[] = [];
+  const breakpoints: Breakpoint[] = [];
   const out: BedrockMessage[] = [];
 
   // Converse requires alternating roles: consecutive messages of one role (parallel tool results) share a turn.
@@ -49,19 +60,21 @@ export function convertToBedrockMessages(
 
   messages.forEach((message, i) => {
     const at = `messages[${i}]`;
-    const marked = new Set<object>();
+    const marked: Marks = new Map();
     switch (message.role) {
       case 'system':
       case 'developer': {
         const blocks = textBlocks(provider, message.content, at, marked);
         markLast(provider, blocks, message, at, marked);
         system.push(...withCachePoints(blocks, marked));
+        systemBreakpoints.push(...marked.values());
         break;
       }
       case 'user': {
         const blocks = userBlocks(provider, message.content, `${at}.content`, marked);
         markLast(provider, blocks, message, at, marked);
         push('user', withCachePoints(blocks, marked));
+        breakpoints.push(...marked.values());
         break;
       }
       case 'assistant': {
@@ -72,30 +85,35 @@ export function convertToBedrockMessages(
         });
         markLast(provider, blocks, message, at, marked);
         push('assistant', withCachePoints(blocks, marked));
+        breakpoints.push(...marked.values());
         break;
       }
       case 'tool': {
         const block: BedrockContentBlock = { toolResult: { toolUseId: message.tool_call_id, content: [{ text: contentText(message.content) }] } };
         if (Array.isArray(message.content)) {
           message.content.forEach((part, j) => {
-            if (cacheControlOf(part, `${at}.content[${j}].cache_control`)) marked.add(block);
+            const param = `${at}.content[${j}].cache_control`;
+            const cc = cacheControlOf(part, param);
+            if (cc) mark(marked, block, param, cc.ttl);
           });
         }
         markLast(provider, [block], message, at, marked);
         push('user', withCachePoints([block], marked));
+        breakpoints.push(...marked.values());
         break;
       }
     }
   });
-  return { system: system.length > 0 ? system : undefined, messages: out };
+  return { system: system.length > 0 ? system : undefined, messages: out, breakpoints: [...systemBreakpoints, ...breakpoints] };
 }
 
 /** A message's own cache_control marks the last block made from it. */
-function markLast(provider: string, blocks: readonly object[], message: object, at: string, marked: Set<object>): void {
+function markLast(provider: string, blocks: readonly object[], message: object, at: string, marked: Marks): void {
   const param = `${at}.cache_control`;
-  if (!cacheControlOf(message, param)) return;
+  const cc = cacheControlOf(message, param);
+  if (!cc) return;
   if (blocks.length === 0) throw breakpointWithoutContent(provider, param);
-  marked.add(blocks[blocks.length - 1]);
+  mark(marked, blocks[blocks.length - 1]!, param, cc.ttl);
 }
 
 /** One text block of a system or assistant message, or one per non-empty text part when a part carries a cache_control. */
@@ -103,7 +121,7 @@ function textBlocks(
   provider: string,
   content: string | ReadonlyArray<OpenAITextPart | OpenAIContentPart> | null | undefined,
   at: string,
-  marked: Set<object>,
+  marked: Marks,
 ): Array<{ text: string }> {
   if (!Array.isArray(content) || !hasMarkedPart(content)) {
     const text = contentText(content);
@@ -115,7 +133,7 @@ function textBlocks(
     const cc = cacheControlOf(part, param);
     if (part.type === 'text' && part.text) {
       const block = { text: part.text };
-      if (cc) marked.add(block);
+      if (cc) mark(marked, block, param, cc.ttl);
       blocks.push(block);
     } else if (cc) {
       throw breakpointWithoutContent(provider, param);
@@ -124,7 +142,7 @@ function textBlocks(
   return blocks;
 }
 
-function userBlocks(provider: string, content: string | OpenAIContentPart[], param: string, marked: Set<object>): BedrockContentBlock[] {
+function userBlocks(provider: string, content: string | OpenAIContentPart[], param: string, marked: Marks): BedrockContentBlock[] {
   if (typeof content === 'string') return content ? [{ text: content }] : [];
   const blocks: BedrockContentBlock[] = [];
   content.forEach((part, j) => {
@@ -161,7 +179,7 @@ function userBlocks(provider: string, content: string | OpenAIContentPart[], par
       default:
         throw unsupportedPart(provider, part.type, `${param}[${j}]`);
     }
-    if (cc) marked.add(block);
+    if (cc) mark(marked, block, ccParam, cc.ttl);
     blocks.push(block);
   });
   return blocks;

@@ -2,7 +2,7 @@
 import { AgentgwError } from '../../contract/errors.js';
 import type { OpenAIChatRequest } from '../openai-format.js';
 import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
-import { cacheControlOf } from '../anthropic/cache-control.js';
+import { type Breakpoint, cacheControlOf, checkTtlOrder } from '../anthropic/cache-control.js';
 import type { BedrockCachePoint, BedrockConverseRequest, BedrockToolSpec } from './bedrock-api.js';
 import { cachePoint, convertToBedrockMessages } from './convert-to-bedrock-messages.js';
 
@@ -10,7 +10,8 @@ export function convertToBedrockRequest(provider: string, body: OpenAIChatReques
   if (body.n != null && body.n > 1) {
     throw new AgentgwError('validation_failed', `Provider "${provider}" returns one choice per request; send n = 1.`, { param: 'n' });
   }
-  const { system, messages } = convertToBedrockMessages(provider, body.messages);
+  const { system, messages, breakpoints } = convertToBedrockMessages(provider, body.messages);
+  const toolBreakpoints: Breakpoint[] = [];
   const request: BedrockConverseRequest = { messages };
   if (system) request.system = system;
 
@@ -32,8 +33,12 @@ export function convertToBedrockRequest(provider: string, body: OpenAIChatReques
           inputSchema: { json: tool.function.parameters ?? { type: 'object', properties: {} } },
         },
       };
-      // A prompt-cache breakpoint on a tool: a cachePoint right after it (its ttl is not sent, see cachePoint()).
-      return cacheControlOf(tool, `tools[${k}].cache_control`) ? [spec, cachePoint()] : [spec];
+      // A prompt-cache breakpoint on a tool: a cachePoint right after it.
+      const param = `tools[${k}].cache_control`;
+      const cc = cacheControlOf(tool, param);
+      if (!cc) return [spec];
+      toolBreakpoints.push({ param, ttl: cc.ttl });
+      return [spec, cachePoint(cc.ttl)];
     });
     const choice = body.tool_choice;
     // Converse has no "none": the tools stay declared (history may reference them) with no forced choice.
@@ -42,6 +47,8 @@ export function convertToBedrockRequest(provider: string, body: OpenAIChatReques
     else if (choice === 'auto') request.toolConfig = { tools, toolChoice: { auto: {} } };
     else request.toolConfig = { tools };
   }
+  // Converse reads the prompt as tools, then system, then messages.
+  checkTtlOrder(provider, [...toolBreakpoints, ...breakpoints]);
 
   const format = body.response_format;
   if (format?.type === 'json_schema' && format.json_schema.schema) {
