@@ -11,6 +11,9 @@ import type { Store, UsageRecord } from './store.js';
 /** SQLite's page cache, in KiB as `PRAGMA cache_size` takes it (negative: a size, not a page count). */
 export const SQLITE_CACHE_KIB = -2000;
 
+/** SQLite's default: a checkpoint once the WAL holds this many pages. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
+
 /** Settings of every SQLite connection the gateway opens (the usage writer thread has its own). */
 const SQLITE_PRAGMAS = [
   'synchronous = NORMAL',
@@ -52,13 +55,23 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     // An in-memory database is one connection's own: its rows are written on it.
     if (opts.path === ':memory:' || opts.usageThread === false) return new KyselyStore(db, 'sqlite', local);
     const thread = await SqliteUsageThread.start(opts.path, [...SQLITE_PRAGMAS]);
+    // The thread's commits run the checkpoints; here an admin write would otherwise take one on (fsync included).
+    sqlite.pragma('wal_autocheckpoint = 0');
+    let takenOver = false;
+    const writeHere = (rows: UsageRecord[]) => {
+      if (!takenOver) {
+        takenOver = true;
+        sqlite.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+      }
+      local(rows);
+    };
     const inserter = async (rows: UsageRecord[]) => {
-      if (thread.failed) return local(rows);
+      if (thread.failed) return writeHere(rows);
       try {
         await thread.insert(rows);
       } catch (e) {
         // A dead thread may or may not have committed the batch; written again here, its rows are skipped if present.
-        if (thread.failed) return local(rows);
+        if (thread.failed) return writeHere(rows);
         throw e;
       }
     };

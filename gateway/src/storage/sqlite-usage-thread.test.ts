@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { usageRecord } from '../test-support/store.js';
 import { openStore, usageThreadOf as threadOf } from './open-store.js';
@@ -65,9 +66,14 @@ describe('usage rows written by their own thread (SQLite file)', () => {
     const thread = threadOf(store)!;
     expect(thread.failed).toBe(false);
     const inFlight = store.insertUsage(rows(5, 'trace-e').map((r, i) => ({ ...r, started_at: new Date(Date.UTC(2033, 0, 2, 0, 0, i)).toISOString() })));
+    const main = (store as unknown as { db: Kysely<unknown> }).db;
+    const autocheckpoint = async () => (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(main)).rows[0]?.wal_autocheckpoint;
+    // While the thread writes, it runs the checkpoints; the main connection takes them over with the writes.
+    expect(await autocheckpoint()).toBe(0);
     await thread.kill();
     await inFlight;
     await store.insertUsage(rows(3, 'trace-f'));
+    expect(await autocheckpoint()).toBe(1000);
     expect(thread.failed).toBe(true);
     expect((await store.getTrace('trace-e'))?.request_count).toBe(10);
     expect((await store.getTrace('trace-f'))?.request_count).toBe(3);
