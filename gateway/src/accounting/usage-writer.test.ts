@@ -1,0 +1,90 @@
+import { describe, expect, test, vi } from 'vitest';
+import type { Store, UsageRecord } from '../storage/store.js';
+import { usageRecord } from '../test-support/store.js';
+import { UsageWriter } from './usage-writer.js';
+
+/** A store that only takes usage rows: it keeps each batch, and refuses the next `failures` of them. */
+function fakeStore() {
+  const batches: string[][] = [];
+  const state = { failures: 0, delayMs: 0 };
+  const store = {
+    async insertUsage(rows: UsageRecord[]) {
+      if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
+      if (state.failures > 0) {
+        state.failures--;
+        throw new Error('database is locked');
+      }
+      batches.push(rows.map((r) => r.request_id));
+    },
+  } as unknown as Store;
+  return { store, batches, state, written: () => batches.flat() };
+}
+
+let n = 0;
+const record = () => usageRecord({ request_id: `req_${++n}`, trace_id: 't', tenant_id: 'acme', agent_id: 'agt_1', started_at: new Date().toISOString() });
+
+describe('UsageWriter', () => {
+  test('writes a full batch at once, and fewer rows once flushMs has passed', async () => {
+    vi.useFakeTimers();
+    try {
+      const { store, batches, written } = fakeStore();
+      const writer = new UsageWriter(store, { batchSize: 3, flushMs: 30 });
+      const full = [record(), record(), record()];
+      for (const r of full) writer.add(r);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(batches).toEqual([full.map((r) => r.request_id)]);
+      const few = [record(), record()];
+      for (const r of few) writer.add(r);
+      await vi.advanceTimersByTimeAsync(29);
+      expect(writer.pending).toBe(2);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(written()).toEqual([...full, ...few].map((r) => r.request_id));
+      expect(writer.pending).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  test('a refused batch stays queued and is written by a later flush: nothing lost, nothing twice', async () => {
+    const { store, state, written } = fakeStore();
+    const errors: unknown[] = [];
+    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: (e) => errors.push(e) });
+    const sent = Array.from({ length: 5 }, record);
+    for (const r of sent) writer.add(r);
+    state.failures = 1;
+    await writer.flush();
+    expect(errors).toHaveLength(1);
+    expect(writer.pending).toBe(5);
+    await writer.flush();
+    expect(written()).toEqual(sent.map((r) => r.request_id));
+    expect(writer.pending).toBe(0);
+    await writer.close();
+  });
+
+  test('rows added while a batch is being written go in the next one; concurrent flushes share one pass', async () => {
+    const { store, state, batches } = fakeStore();
+    state.delayMs = 20;
+    const writer = new UsageWriter(store, { batchSize: 2, flushMs: 10_000 });
+    const first = [record(), record()];
+    for (const r of first) writer.add(r);
+    const later = [record(), record(), record()];
+    for (const r of later) writer.add(r);
+    const a = writer.flush();
+    expect(writer.flush()).toBe(a);
+    await a;
+    expect(batches.map((b) => b.length)).toEqual([2, 2, 1]);
+    expect(batches.flat()).toEqual([...first, ...later].map((r) => r.request_id));
+  });
+
+  test('close writes everything queued, waiting out a store that refuses a few times', async () => {
+    const { store, state, written } = fakeStore();
+    const writer = new UsageWriter(store, { batchSize: 2, flushMs: 10_000, onError: () => undefined });
+    const sent = Array.from({ length: 7 }, record);
+    state.failures = 3;
+    for (const r of sent) writer.add(r);
+    await writer.close();
+    expect(written().sort()).toEqual(sent.map((r) => r.request_id).sort());
+    expect(new Set(written()).size).toBe(sent.length);
+    expect(writer.pending).toBe(0);
+  });
+});
