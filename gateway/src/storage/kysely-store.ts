@@ -384,7 +384,10 @@ export class KyselyStore implements Store {
       if (since) q = q.where('started_at', '>=', since);
       if (pos) {
         const p = pos;
-        q = q.where((eb) => eb.or([eb('started_at', '<', p.started_at), eb.and([eb('started_at', '=', p.started_at), eb('seq', '<', p.seq)])]));
+        // The plain `<=` bound gives the index a range to start from; the OR alone would be filtered row by row.
+        q = q
+          .where('started_at', '<=', p.started_at)
+          .where((eb) => eb.or([eb('started_at', '<', p.started_at), eb.and([eb('started_at', '=', p.started_at), eb('seq', '<', p.seq)])]));
       }
       const rows = await this.report(q.orderBy('started_at', 'desc').orderBy('seq', 'desc').limit(this.traceScanChunk));
       const fresh = new Set<string>();
@@ -465,7 +468,14 @@ export class KyselyStore implements Store {
   }
 
   async getTrace(traceId: string, tenantId?: string) {
-    let q = this.db.selectFrom('usage_records').selectAll().where('trace_id', '=', traceId);
+    // Every column but the stored request body, which a trace does not show.
+    let q = this.db
+      .selectFrom('usage_records')
+      .select([
+        'seq', 'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
+        'prompt_tokens', 'completion_tokens', 'cost', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types',
+      ])
+      .where('trace_id', '=', traceId);
     if (tenantId) q = q.where('tenant_id', '=', tenantId);
     const all = await this.report(q.orderBy('started_at').orderBy('seq'));
     if (all.length === 0) return undefined;

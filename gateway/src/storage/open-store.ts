@@ -54,7 +54,13 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     const local = sqliteUsageInserter(sqlite);
     // An in-memory database is one connection's own: its rows are written on it.
     if (opts.path === ':memory:' || opts.usageThread === false) return new KyselyStore(db, 'sqlite', local);
-    const thread = await SqliteUsageThread.start(opts.path, [...SQLITE_PRAGMAS]);
+    let thread: SqliteUsageThread;
+    try {
+      thread = await SqliteUsageThread.start(opts.path, [...SQLITE_PRAGMAS]);
+    } catch {
+      // Without its thread the store still works: rows and reports on this connection, as for an in-memory database.
+      return new KyselyStore(db, 'sqlite', local);
+    }
     // The thread's commits run the checkpoints; here an admin write would otherwise take one on (fsync included).
     sqlite.pragma('wal_autocheckpoint = 0');
     let takenOver = false;
@@ -75,8 +81,17 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
         throw e;
       }
     };
-    const reader = <R>(q: CompiledQuery<R>): Promise<R[]> =>
-      thread.failed ? Promise.resolve(sqlite.prepare(q.sql).all(...q.parameters) as R[]) : thread.query<R>(q.sql, q.parameters);
+    const readHere = <R>(q: CompiledQuery<R>) => sqlite.prepare(q.sql).all(...q.parameters) as R[];
+    const reader = async <R>(q: CompiledQuery<R>): Promise<R[]> => {
+      if (thread.failed) return readHere(q);
+      try {
+        return await thread.query<R>(q.sql, q.parameters);
+      } catch (e) {
+        // A report the thread died on (out of memory, say) is read here instead.
+        if (thread.failed) return readHere(q);
+        throw e;
+      }
+    };
     const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close(), reader);
     usageThreads.set(store, thread);
     return store;

@@ -112,8 +112,9 @@ export class SqliteUsageThread {
     const worker = new Worker(`(${usageThreadMain.toString()})(require)`, {
       eval: true,
       workerData: setup,
-      // Batches are small; the limits keep the thread's heap from growing like the main one.
-      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 64 },
+      // A small young generation keeps the thread's heap small; its old generation is not capped, as a report's rows
+      // (a month of trace spend, a long trace) may need more than batches do.
+      resourceLimits: { maxYoungGenerationSizeMb: 1 },
       stdout: false,
       stderr: false,
     });
