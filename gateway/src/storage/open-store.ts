@@ -71,27 +71,19 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
       }
       local(rows);
     };
-    const inserter = async (rows: UsageRecord[]) => {
-      if (thread.failed) return writeHere(rows);
+    // On the thread while it lives; here once it has died, including for the call it died on (a batch it may have
+    // committed is written again, and its rows are skipped as already present).
+    const onThread = async <T>(there: () => Promise<T>, here: () => T): Promise<T> => {
+      if (thread.failed) return here();
       try {
-        await thread.insert(rows);
+        return await there();
       } catch (e) {
-        // A dead thread may or may not have committed the batch; written again here, its rows are skipped if present.
-        if (thread.failed) return writeHere(rows);
+        if (thread.failed) return here();
         throw e;
       }
     };
-    const readHere = <R>(q: CompiledQuery<R>) => sqlite.prepare(q.sql).all(...q.parameters) as R[];
-    const reader = async <R>(q: CompiledQuery<R>): Promise<R[]> => {
-      if (thread.failed) return readHere(q);
-      try {
-        return await thread.query<R>(q.sql, q.parameters);
-      } catch (e) {
-        // A report the thread died on (out of memory, say) is read here instead.
-        if (thread.failed) return readHere(q);
-        throw e;
-      }
-    };
+    const inserter = (rows: UsageRecord[]) => onThread(() => thread.insert(rows), () => writeHere(rows));
+    const reader = <R>(q: CompiledQuery<R>) => onThread(() => thread.query<R>(q.sql, q.parameters), () => sqlite.prepare(q.sql).all(...q.parameters) as R[]);
     const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close(), reader);
     usageThreads.set(store, thread);
     return store;

@@ -138,28 +138,25 @@ export class SqliteUsageThread {
   }
 
   insert(rows: UsageRecord[]): Promise<void> {
-    if (this.dead) return Promise.reject(this.dead);
-    const id = this.nextId++;
-    const batch = rows.map(usageParams);
-    return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { resolve: () => resolve(), reject, what: 'writing usage records' });
-      // Kept alive while a batch is in flight, so a shutdown waits for it.
-      this.worker.ref();
-      this.worker.postMessage({ id, batch });
-    });
+    return this.send({ batch: rows.map(usageParams) }, 'writing usage records').then(() => undefined);
   }
 
   /**
    * Runs a read-only query on the thread's connection and resolves with its rows. Reports over the usage table
    * (usage by day or agent, trace listings) read many rows: here they do not stall the requests in flight.
    */
-  query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+  async query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    return ((await this.send({ sql, params }, 'reading usage records')) ?? []) as R[];
+  }
+
+  /** Posts one message and settles with the thread's answer; the thread is kept alive while an answer is due. */
+  private send(message: { batch?: unknown[][]; sql?: string; params?: readonly unknown[]; close?: true }, what: string): Promise<unknown[] | undefined> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
-    return new Promise<R[]>((resolve, reject) => {
-      this.pending.set(id, { resolve: (rows) => resolve((rows ?? []) as R[]), reject, what: 'reading usage records' });
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, what });
       this.worker.ref();
-      this.worker.postMessage({ id, sql, params });
+      this.worker.postMessage({ id, ...message });
     });
   }
 
@@ -171,11 +168,7 @@ export class SqliteUsageThread {
   /** Closes the thread's connection once the batches sent before have been written, then ends the thread. */
   async close(): Promise<void> {
     if (this.dead) return;
-    const id = this.nextId++;
-    const closed = new Promise<void>((resolve, reject) => this.pending.set(id, { resolve: () => resolve(), reject, what: 'closing' }));
-    this.worker.ref();
-    this.worker.postMessage({ id, close: true });
-    await closed.catch(() => undefined);
+    await this.send({ close: true }, 'closing').catch(() => undefined);
     await this.worker.terminate();
   }
 }
