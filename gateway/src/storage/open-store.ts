@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type SQLite from 'better-sqlite3';
-import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import { KyselyStore } from './kysely-store.js';
 import { migrate } from './migrations.js';
+import { ImmediateSqliteDialect } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { INSERT_USAGE_SQL, SqliteUsageThread, usageParams } from './sqlite-usage-thread.js';
 import type { Store, UsageRecord } from './store.js';
@@ -49,7 +50,7 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     sqlite.pragma('journal_mode = WAL');
     for (const p of SQLITE_PRAGMAS) sqlite.pragma(p);
     sqlite.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
     await migrate(db, 'sqlite');
     const local = sqliteUsageInserter(sqlite);
     // An in-memory database is one connection's own: its rows are written on it.

@@ -104,6 +104,30 @@ describe('usage rows written by their own thread (SQLite file)', () => {
     expect(query).toHaveBeenCalledTimes(8);
   });
 
+  test('admin transactions that read, then write, wait for the thread\'s commits instead of failing', async () => {
+    const { store } = await open();
+    // The thread commits a batch after another while the main connection checks, then deletes, tenants and policies:
+    // a transaction that read before one of those commits may not write after it (SQLITE_BUSY).
+    let writing = true;
+    const writer = (async () => {
+      for (let n = 0; writing; n++) await store.insertUsage(rows(200, `trace-w${n}`));
+    })();
+    const outcomes: string[] = [];
+    try {
+      for (let i = 0; i < 150; i++) {
+        await store.createTenant({ id: `t-${i}`, name: `T ${i}`, labels: {} });
+        await store.putPolicy(`p-${i}`, { tenant_id: `t-${i}`, monthly_budget: null, daily_budget: null, allowed_models: null, rules: {} as never, labels: {} });
+        outcomes.push(await store.deleteTenant(`t-${i}`), await store.deletePolicy(`p-${i}`), await store.deleteTenant(`t-${i}`));
+        // Let the thread's next batch begin before the next round.
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      writing = false;
+      await writer;
+    }
+    expect(outcomes).toEqual(Array.from({ length: 150 }, () => ['not_empty', 'deleted', 'deleted']).flat());
+  });
+
   test('an in-memory database writes on its own connection', async () => {
     const store = await openStore({ kind: 'sqlite', path: ':memory:' });
     stores.push(store);
