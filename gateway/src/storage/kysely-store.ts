@@ -99,6 +99,7 @@ export class KyselyStore implements Store {
     private readonly beforeClose?: () => Promise<void>,
     /** Runs the reports over usage rows elsewhere than on this connection (SQLite: on the usage thread's own). */
     private readonly reportReader?: <R>(q: CompiledQuery<R>) => Promise<R[]>,
+    readonly usageBatchRows?: number,
   ) {}
 
   /** A report's rows: read by reportReader when there is one. */

@@ -12,6 +12,14 @@ import type { Store, UsageRecord } from './store.js';
 /** SQLite's page cache, in KiB as `PRAGMA cache_size` takes it (negative: a size, not a page count). */
 export const SQLITE_CACHE_KIB = -2000;
 
+/**
+ * Usage rows per batch sent to the usage thread. It inserts a batch in trace-index order, so the larger the batch, the
+ * more rows share each index page it writes. Measured with 500 traces in flight: 21-23 us of the thread's CPU a row
+ * against 27-42 for 200-row batches in arrival order (200k rows alone), 30 against 35 per request under the bench's
+ * load. A batch is sent sooner when the writer's flush interval passes.
+ */
+const SQLITE_THREAD_BATCH_ROWS = 1000;
+
 /** SQLite's default: a checkpoint once the WAL holds this many pages. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
@@ -85,7 +93,7 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     };
     const inserter = (rows: UsageRecord[]) => onThread(() => thread.insert(rows), () => writeHere(rows));
     const reader = <R>(q: CompiledQuery<R>) => onThread(() => thread.query<R>(q.sql, q.parameters), () => sqlite.prepare(q.sql).all(...q.parameters) as R[]);
-    const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close(), reader);
+    const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close(), reader, SQLITE_THREAD_BATCH_ROWS);
     usageThreads.set(store, thread);
     return store;
   }

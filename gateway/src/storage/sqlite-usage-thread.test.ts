@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Sqlite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { usageRecord } from '../test-support/store.js';
@@ -37,6 +38,24 @@ describe('usage rows written by their own thread (SQLite file)', () => {
     expect(trace?.request_count).toBe(250);
     expect(trace?.cost).toBe(125);
     expect(trace?.requests.map((r) => r.request_id)).toEqual(batch.map((r) => r.request_id));
+  });
+
+  test('a batch is written in trace-index order; rows of one trace keep their order, ties included', async () => {
+    const { store, path } = await open();
+    expect(store.usageBatchRows).toBe(1000);
+    const at = (s: number) => new Date(Date.UTC(2033, 0, 1, 0, 0, s)).toISOString();
+    const row = (trace: string, s: number, id: string) => usageRecord({ request_id: id, trace_id: trace, tenant_id: 't1', agent_id: 'agt_1', started_at: at(s) });
+    // Arrival order: trace b and a interleaved, b's times out of order, two rows of a at the same time.
+    await store.insertUsage([row('b', 1, 'req_1'), row('a', 2, 'req_2'), row('b', 0, 'req_3'), row('a', 1, 'req_4'), row('a', 1, 'req_5')]);
+    const raw = new Sqlite(path, { readonly: true });
+    try {
+      const bySeq = raw.prepare('select request_id from usage_records order by seq').all() as Array<{ request_id: string }>;
+      expect(bySeq.map((r) => r.request_id)).toEqual(['req_4', 'req_5', 'req_2', 'req_3', 'req_1']);
+    } finally {
+      raw.close();
+    }
+    expect((await store.getTrace('a'))?.requests.map((r) => r.request_id)).toEqual(['req_4', 'req_5', 'req_2']);
+    expect((await store.getTrace('b'))?.requests.map((r) => r.request_id)).toEqual(['req_3', 'req_1']);
   });
 
   test('a batch the database refuses rejects with the reason, and nothing of it is written', async () => {

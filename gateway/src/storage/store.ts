@@ -100,6 +100,8 @@ export interface Store {
   initSetting(key: string, value: string): Promise<string>;
 
   insertUsage(rows: UsageRecord[]): Promise<void>;
+  /** Rows per insertUsage call that this store writes best, when it has a preference (the usage writer's batch size). */
+  readonly usageBatchRows?: number;
   listTraces(f: TraceFilter): Promise<Page<TraceSummary>>;
   getTrace(traceId: string, tenantId?: string): Promise<(TraceSummary & { requests: TraceRequest[] }) | undefined>;
   usage(f: UsageFilter): Promise<UsageRow[]>;
