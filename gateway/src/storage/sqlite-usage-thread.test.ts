@@ -68,6 +68,19 @@ describe('usage rows written by their own thread (SQLite file)', () => {
     expect((await store.getTrace('trace-after'))?.request_count).toBe(2);
   });
 
+  test('a large batch is committed a slice at a time: a refused slice fails the batch, and resending it writes nothing twice', async () => {
+    const { store } = await open();
+    const batch = rows(450, 'trace-big');
+    const refused = batch.map((r, i) => (i === 420 ? { ...r, tenant_id: null as unknown as string } : r));
+    await expect(store.insertUsage(refused)).rejects.toThrow(/NOT NULL/);
+    // The slices before the refused one (200 rows each) are kept.
+    expect((await store.getTrace('trace-big'))?.request_count).toBe(400);
+    await store.insertUsage(batch);
+    const trace = await store.getTrace('trace-big');
+    expect(trace?.request_count).toBe(450);
+    expect(trace?.requests.map((r) => r.request_id)).toEqual(batch.map((r) => r.request_id));
+  });
+
   test('close writes every batch already sent before ending the thread', async () => {
     const { store, path } = await open();
     const sent = [store.insertUsage(rows(200, 'trace-c')), store.insertUsage(rows(200, 'trace-d'))];
