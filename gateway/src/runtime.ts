@@ -64,7 +64,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     opened.push(() => counters.close());
     await seedCounters(store, counters);
     const telemetry = await Telemetry.create(VERSION, env, opts.log);
-    const usage = new UsageWriter(store, { batchSize: store.usageBatchRows, onError: (err) => opts.log?.error({ err }, 'writing usage records failed; will retry') });
+    const usage = new UsageWriter(store, { onError: (err) => opts.log?.error({ err }, 'writing usage records failed; will retry') });
     const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry);
 
     const runtime: Runtime = {

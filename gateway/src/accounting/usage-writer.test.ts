@@ -8,6 +8,7 @@ function fakeStore() {
   const batches: string[][] = [];
   const state = { failures: 0, delayMs: 0 };
   const store = {
+    usageBatchRows: undefined as number | undefined,
     async insertUsage(rows: UsageRecord[]) {
       if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
       if (state.failures > 0) {
@@ -16,8 +17,8 @@ function fakeStore() {
       }
       batches.push(rows.map((r) => r.request_id));
     },
-  } as unknown as Store;
-  return { store, batches, state, written: () => batches.flat() };
+  };
+  return { store: store as unknown as Store & { usageBatchRows: number | undefined }, batches, state, written: () => batches.flat() };
 }
 
 let n = 0;
@@ -85,6 +86,35 @@ describe('UsageWriter', () => {
     await writer.close();
     expect(written().sort()).toEqual(sent.map((r) => r.request_id).sort());
     expect(new Set(written()).size).toBe(sent.length);
+    expect(writer.pending).toBe(0);
+  });
+  test('without a batch size, batches are as large as the store prefers, asked at every insert', async () => {
+    const { store, batches } = fakeStore();
+    const writer = new UsageWriter(store, { flushMs: 10_000 });
+    store.usageBatchRows = 3;
+    for (let i = 0; i < 3; i++) writer.add(record());
+    await writer.flush();
+    // The store's preference changed (SQLite: its usage thread died): the next batch follows it.
+    store.usageBatchRows = 2;
+    for (let i = 0; i < 2; i++) writer.add(record());
+    await new Promise((r) => setImmediate(r));
+    expect(batches.map((b) => b.length)).toEqual([3, 2]);
+    expect(writer.pending).toBe(0);
+  });
+
+  test('captured bodies bound a batch: it is sent once they reach batchBodyChars, whatever its rows', async () => {
+    const { store, batches } = fakeStore();
+    const writer = new UsageWriter(store, { batchSize: 100, batchBodyChars: 10, flushMs: 10_000 });
+    const withBody = () => ({ ...record(), body: 'abcd' });
+    writer.add(withBody());
+    writer.add(withBody());
+    writer.add(record());
+    await new Promise((r) => setImmediate(r));
+    expect(writer.pending).toBe(3);
+    for (let i = 0; i < 4; i++) writer.add(withBody());
+    await new Promise((r) => setImmediate(r));
+    // 4 + 4 + 0 + 4 reach 10 after the fourth row; the rest follow in the next batch.
+    expect(batches.map((b) => b.length)).toEqual([4, 3]);
     expect(writer.pending).toBe(0);
   });
 });

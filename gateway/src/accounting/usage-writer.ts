@@ -1,8 +1,10 @@
 import type { Store, UsageRecord } from '../storage/store.js';
 
 export interface UsageWriterOptions {
-  /** Rows written per insert. */
+  /** Rows written per insert; by default what the store writes best (Store.usageBatchRows, asked each time), else 200. */
   batchSize?: number;
+  /** Characters of captured request bodies per insert: a batch whose bodies reach this is sent without waiting for more rows. */
+  batchBodyChars?: number;
   /** Longest time a record waits in memory before it is written. */
   flushMs?: number;
   onError?: (err: unknown) => void;
@@ -16,20 +18,28 @@ export class UsageWriter {
   private queue: UsageRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
-  private readonly batchSize: number;
   private readonly flushMs: number;
+  private readonly batchBodyChars: number;
+  /** Characters of the captured bodies in the queue. */
+  private queuedBodyChars = 0;
 
   constructor(
     private readonly store: Store,
     private readonly opts: UsageWriterOptions = {},
   ) {
-    this.batchSize = opts.batchSize ?? 200;
     this.flushMs = opts.flushMs ?? 250;
+    // Bodies are captured up to 64 KiB each: a batch of them is bounded by size, not only by rows.
+    this.batchBodyChars = opts.batchBodyChars ?? 4 * 1024 * 1024;
+  }
+
+  private get batchSize(): number {
+    return this.opts.batchSize ?? this.store.usageBatchRows ?? 200;
   }
 
   add(record: UsageRecord): void {
     this.queue.push(record);
-    if (this.queue.length >= this.batchSize) void this.flush();
+    if (record.body) this.queuedBodyChars += record.body.length;
+    if (this.queue.length >= this.batchSize || this.queuedBodyChars >= this.batchBodyChars) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
 
@@ -52,15 +62,25 @@ export class UsageWriter {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue.slice(0, this.batchSize);
+      const { batch, bodyChars } = this.nextBatch();
       try {
         await this.store.insertUsage(batch);
         this.queue.splice(0, batch.length);
+        this.queuedBodyChars -= bodyChars;
       } catch (err) {
         this.opts.onError?.(err);
         return;
       }
     }
+  }
+
+  /** The rows at the head of the queue that make one insert: batchSize of them, fewer once their bodies reach batchBodyChars. */
+  private nextBatch(): { batch: UsageRecord[]; bodyChars: number } {
+    const max = Math.min(this.batchSize, this.queue.length);
+    let bodyChars = 0;
+    let n = 0;
+    while (n < max && (n === 0 || bodyChars < this.batchBodyChars)) bodyChars += this.queue[n++]!.body?.length ?? 0;
+    return { batch: this.queue.slice(0, n), bodyChars };
   }
 
   /** Flushes until empty, retrying a few times over a couple of seconds before giving up. */

@@ -99,8 +99,13 @@ export class KyselyStore implements Store {
     private readonly beforeClose?: () => Promise<void>,
     /** Runs the reports over usage rows elsewhere than on this connection (SQLite: on the usage thread's own). */
     private readonly reportReader?: <R>(q: CompiledQuery<R>) => Promise<R[]>,
-    readonly usageBatchRows?: number,
+    /** Rows per usage insert this store writes best, asked at each insert (SQLite: larger batches while its thread lives). */
+    private readonly preferredBatchRows?: () => number | undefined,
   ) {}
+
+  get usageBatchRows(): number | undefined {
+    return this.preferredBatchRows?.();
+  }
 
   /** A report's rows: read by reportReader when there is one. */
   private report<R>(q: { compile(): CompiledQuery<R>; execute(): Promise<R[]> }): Promise<R[]> {

@@ -93,7 +93,9 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     };
     const inserter = (rows: UsageRecord[]) => onThread(() => thread.insert(rows), () => writeHere(rows));
     const reader = <R>(q: CompiledQuery<R>) => onThread(() => thread.query<R>(q.sql, q.parameters), () => sqlite.prepare(q.sql).all(...q.parameters) as R[]);
-    const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close(), reader, SQLITE_THREAD_BATCH_ROWS);
+    // Once the thread has died, rows are written on the event loop: in the writer's default, smaller batches.
+    const batchRows = () => (thread.failed ? undefined : SQLITE_THREAD_BATCH_ROWS);
+    const store = new KyselyStore(db, 'sqlite', inserter, () => thread.close(), reader, batchRows);
     usageThreads.set(store, thread);
     return store;
   }

@@ -1,17 +1,24 @@
-import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
 
 /**
- * Kysely's SQLite dialect with transactions that take the write lock when they begin (`BEGIN IMMEDIATE`).
- * The usage thread commits on a connection of its own: a transaction begun the default way reads first and, once the
- * thread has committed in between, may no longer write (SQLITE_BUSY, which no busy timeout waits out). Taking the lock
- * first waits for the thread's commit (busy_timeout) and then reads what it wrote.
+ * Transactions begun with `BEGIN IMMEDIATE`, which takes the write lock at once and waits for it (busy_timeout).
+ * The usage thread writes on a connection of its own. A transaction begun the default way reads first, and its first
+ * write then fails without waiting: SQLITE_BUSY when the thread holds the write lock at that moment (SQLite does not
+ * wait there, as the two could deadlock), SQLITE_BUSY_SNAPSHOT when the thread committed since the transaction's read.
  */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/** Kysely's SQLite dialect with ImmediateSqliteDriver's transactions. */
 export class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
   override createDriver(): Driver {
-    const driver = super.createDriver() as SqliteDriver;
-    driver.beginTransaction = async (connection: DatabaseConnection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-    };
-    return driver;
+    return new ImmediateSqliteDriver(this.settings);
   }
 }

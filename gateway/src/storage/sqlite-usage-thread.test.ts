@@ -97,6 +97,7 @@ describe('usage rows written by their own thread (SQLite file)', () => {
     await store.insertUsage(rows(5, 'trace-e'));
     const thread = threadOf(store)!;
     expect(thread.failed).toBe(false);
+    expect(store.usageBatchRows).toBe(1000);
     const inFlight = store.insertUsage(rows(5, 'trace-e').map((r, i) => ({ ...r, started_at: new Date(Date.UTC(2033, 0, 2, 0, 0, i)).toISOString() })));
     const main = (store as unknown as { db: Kysely<unknown> }).db;
     const autocheckpoint = async () => (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(main)).rows[0]?.wal_autocheckpoint;
@@ -107,6 +108,8 @@ describe('usage rows written by their own thread (SQLite file)', () => {
     await store.insertUsage(rows(3, 'trace-f'));
     expect(await autocheckpoint()).toBe(1000);
     expect(thread.failed).toBe(true);
+    // Rows now written on the event loop go in the writer's default, smaller batches.
+    expect(store.usageBatchRows).toBeUndefined();
     expect((await store.getTrace('trace-e'))?.request_count).toBe(10);
     expect((await store.getTrace('trace-f'))?.request_count).toBe(3);
   });
