@@ -64,7 +64,16 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     opened.push(() => counters.close());
     await seedCounters(store, counters);
     const telemetry = await Telemetry.create(VERSION, env, opts.log);
-    const usage = new UsageWriter(store, { onError: (err) => opts.log?.error({ err }, 'writing usage records failed; will retry') });
+    let lastUsageError = 0;
+    const usage = new UsageWriter(store, {
+      onError: (err) => {
+        // A store that is down fails every flush: one line per half minute says so.
+        if (Date.now() - lastUsageError < 30_000) return;
+        lastUsageError = Date.now();
+        opts.log?.error({ err, queued: usage.pending }, 'writing usage records failed; will retry');
+      },
+      onDropped: (r, err) => opts.log?.error({ err, request_id: r.request_id, trace_id: r.trace_id }, 'a usage record the database refused was left out'),
+    });
     const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry);
 
     const runtime: Runtime = {

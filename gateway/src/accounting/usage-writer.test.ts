@@ -3,10 +3,13 @@ import type { Store, UsageRecord } from '../storage/store.js';
 import { usageRecord } from '../test-support/store.js';
 import { UsageWriter } from './usage-writer.js';
 
-/** A store that only takes usage rows: it keeps each batch, and refuses the next `failures` of them. */
+/**
+ * A store that only takes usage rows: it keeps each batch, and refuses the next `failures` of them, every batch with a
+ * row of `poison` (as a database refuses a value it cannot store), and everything while `down`.
+ */
 function fakeStore() {
   const batches: string[][] = [];
-  const state = { failures: 0, delayMs: 0 };
+  const state = { failures: 0, delayMs: 0, poison: new Set<string>(), down: false, downAfterWrites: Infinity };
   const store = {
     usageBatchRows: undefined as number | undefined,
     async insertUsage(rows: UsageRecord[]) {
@@ -15,6 +18,8 @@ function fakeStore() {
         state.failures--;
         throw new Error('database is locked');
       }
+      if (state.down || batches.length >= state.downAfterWrites) throw new Error('connection refused');
+      if (rows.some((r) => state.poison.has(r.request_id))) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
       batches.push(rows.map((r) => r.request_id));
     },
   };
@@ -115,6 +120,61 @@ describe('UsageWriter', () => {
     await new Promise((r) => setImmediate(r));
     // 4 + 4 + 0 + 4 reach 10 after the fourth row; the rest follow in the next batch.
     expect(batches.map((b) => b.length)).toEqual([4, 3]);
+    expect(writer.pending).toBe(0);
+  });
+  test('a row the store never takes is left out and reported once the batch has failed 3 times; the others are written', async () => {
+    const { store, state, written } = fakeStore();
+    const dropped: string[] = [];
+    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const sent = Array.from({ length: 5 }, record);
+    state.poison.add(sent[2]!.request_id);
+    for (const r of sent) writer.add(r);
+    await writer.flush();
+    await writer.flush();
+    expect(writer.pending).toBe(5);
+    expect(written()).toEqual([]);
+    await writer.flush();
+    expect(dropped).toEqual([sent[2]!.request_id]);
+    expect(written()).toEqual([0, 1, 3, 4].map((i) => sent[i]!.request_id));
+    expect(writer.pending).toBe(0);
+    // Back to whole batches.
+    const more = [record(), record()];
+    for (const r of more) writer.add(r);
+    await writer.flush();
+    expect(written().slice(-2)).toEqual(more.map((r) => r.request_id));
+  });
+
+  test('a store that is down loses nothing: rows are kept until it takes them again', async () => {
+    const { store, state, written } = fakeStore();
+    const dropped: string[] = [];
+    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const sent = Array.from({ length: 4 }, record);
+    for (const r of sent) writer.add(r);
+    state.down = true;
+    for (let i = 0; i < 6; i++) await writer.flush();
+    expect(writer.pending).toBe(4);
+    state.down = false;
+    await writer.flush();
+    expect(written()).toEqual(sent.map((r) => r.request_id));
+    expect(dropped).toEqual([]);
+  });
+
+  test('rows refused after the last one written stay queued: the store may have gone down in the middle', async () => {
+    const { store, state, written } = fakeStore();
+    const dropped: string[] = [];
+    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const sent = Array.from({ length: 5 }, record);
+    state.poison.add(sent[1]!.request_id);
+    for (const r of sent) writer.add(r);
+    for (let i = 0; i < 2; i++) await writer.flush();
+    // Row by row: 0 written, 1 refused, 2 written, then the store goes down: 3 and 4 are refused too.
+    state.downAfterWrites = 2;
+    await writer.flush();
+    expect(dropped).toEqual([sent[1]!.request_id]);
+    expect(writer.pending).toBe(2);
+    state.downAfterWrites = Infinity;
+    await writer.flush();
+    expect(written()).toEqual([0, 2, 3, 4].map((i) => sent[i]!.request_id));
     expect(writer.pending).toBe(0);
   });
 });

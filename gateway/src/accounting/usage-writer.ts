@@ -8,7 +8,12 @@ export interface UsageWriterOptions {
   /** Longest time a record waits in memory before it is written. */
   flushMs?: number;
   onError?: (err: unknown) => void;
+  /** A record the store refused while it took others: it is left out, and reported here. */
+  onDropped?: (record: UsageRecord, err: unknown) => void;
 }
+
+/** Failed attempts at the same batch after which its rows are written one at a time (see isolate). */
+const ISOLATE_AFTER_FAILURES = 3;
 
 /**
  * Writes usage records off the hot path in small batches. A failed batch stays queued and is retried;
@@ -22,6 +27,8 @@ export class UsageWriter {
   private readonly batchBodyChars: number;
   /** Characters of the captured bodies in the queue. */
   private queuedBodyChars = 0;
+  /** Failed inserts in a row. */
+  private failures = 0;
 
   constructor(
     private readonly store: Store,
@@ -65,13 +72,43 @@ export class UsageWriter {
       const { batch, bodyChars } = this.nextBatch();
       try {
         await this.store.insertUsage(batch);
+        this.failures = 0;
         this.queue.splice(0, batch.length);
         this.queuedBodyChars -= bodyChars;
       } catch (err) {
         this.opts.onError?.(err);
-        return;
+        if (++this.failures < ISOLATE_AFTER_FAILURES || batch.length < 2) return;
+        if (!(await this.isolate(batch))) return;
       }
     }
+  }
+
+  /**
+   * Writes a batch that keeps failing one row at a time, so that a row the store will never take (a value its database
+   * refuses) cannot hold back every row queued after it. A row refused while a later row of the same pass went in is
+   * dropped and reported: the store was working on both sides of it. Rows refused after the last one that went in stay
+   * queued, as the store itself may have stopped working. False when no row went in.
+   */
+  private async isolate(batch: UsageRecord[]): Promise<boolean> {
+    const refused: Array<{ record: UsageRecord; err: unknown }> = [];
+    let written = 0;
+    let settled = 0;
+    for (const record of batch) {
+      try {
+        await this.store.insertUsage([record]);
+        written++;
+        settled = written + refused.length;
+      } catch (err) {
+        refused.push({ record, err });
+      }
+    }
+    if (written === 0) return false;
+    this.failures = 0;
+    for (const { record, err } of refused) if (batch.indexOf(record) < settled) this.opts.onDropped?.(record, err);
+    const settledRows = batch.slice(0, settled);
+    this.queue.splice(0, settled);
+    for (const r of settledRows) this.queuedBodyChars -= r.body?.length ?? 0;
+    return true;
   }
 
   /** The rows at the head of the queue that make one insert: batchSize of them, fewer once their bodies reach batchBodyChars. */

@@ -1,3 +1,4 @@
+import { checkedUsage } from '../accounting/usage-counts.js';
 import type { ServerResponse } from 'node:http';
 import { AgentgwError, isAgentgwError } from '../contract/index.js';
 import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
@@ -38,11 +39,12 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: C
     throw e;
   }
   const { result, target } = answer;
-  const cost = actualCost(target, result.usage);
+  const usage = checkedUsage(result.usage);
+  const cost = actualCost(target, usage);
   // The answer goes first: settling the budget hold (a round trip with Redis) adds nothing to the caller's wait.
   sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
-  dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
-  await dp.settle(a, ctx, cost, result.usage);
+  dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
+  await dp.settle(a, ctx, cost, usage);
 }
 
 async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: ClientAbort): Promise<void> {
@@ -99,7 +101,7 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   }
   // A client that left is recorded as such, billed for what was streamed.
   if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
-  const usage = stream.usage();
+  const usage = checkedUsage(stream.usage());
   const cost = actualCost(target, usage);
   if (!abort.aborted && !raw.destroyed) {
     if (failure) raw.write(`data: ${JSON.stringify(failure.toBody())}\n\n`);

@@ -1,3 +1,4 @@
+import { checkedUsage } from '../accounting/usage-counts.js';
 import type { EmbeddingsResult, OpenAIEmbeddingsRequest } from '../providers/spec.js';
 import { type PricedTarget, actualCost, admit, withFallback } from './admission.js';
 import type { DataPlane } from './data-plane.js';
@@ -24,10 +25,11 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
       throw e;
     }
     const { result, target } = answered;
-    const cost = actualCost(target, result.usage);
+    const usage = checkedUsage(result.usage);
+    const cost = actualCost(target, usage);
     sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
-    dp.record(ctx, { httpStatus: 200, usage: result.usage, cost, provider: target.provider.name, model: target.id });
-    await dp.settle(a, ctx, cost, result.usage);
+    dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id });
+    await dp.settle(a, ctx, cost, usage);
   } finally {
     abort.dispose();
   }

@@ -15,6 +15,15 @@ export interface Outcome {
   model?: string;
 }
 
+/** Longest model name a usage record keeps: the field comes from the client, and may be anything up to the body limit. */
+const MAX_RECORDED_MODEL = 256;
+
+/** The model as recorded: a client's text, cut to a length and without NUL characters (PostgreSQL text cannot hold them). */
+function recordedModel(model: string | null): string | null {
+  if (model === null || (model.length <= MAX_RECORDED_MODEL && !model.includes('\0'))) return model;
+  return model.slice(0, MAX_RECORDED_MODEL).replaceAll('\0', '\uFFFD');
+}
+
 const BLOCKING_TYPES = new Set(['policy_blocked', 'budget_exceeded', 'rate_limited', 'service_unavailable']);
 
 export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
@@ -24,7 +33,7 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     trace_id: ctx.traceId,
     tenant_id: ctx.agent.tenant_id,
     agent_id: ctx.agent.id,
-    model: o.model ?? ctx.model,
+    model: recordedModel(o.model ?? ctx.model),
     provider: o.provider ?? ctx.provider,
     stream: ctx.stream,
     status: o.error ? (BLOCKING_TYPES.has(o.error.type) ? 'blocked' : 'error') : 'ok',

@@ -19,6 +19,8 @@ export interface FakeOpenAIOptions {
   gate?: () => Promise<void>;
   /** Wait this long before answering each request. */
   delayMs?: number;
+  /** Report this usage object instead of the counted one (an upstream that reports nonsense). */
+  usage?: Record<string, unknown>;
 }
 
 export interface FakeOpenAI {
@@ -52,7 +54,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     }
     const completion = o.completionTokens ?? 7;
     const prompt = body ? promptTokens(body) : 0;
-    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const usage = o.usage ?? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
     if (req.url?.endsWith('/embeddings')) {
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
       res.writeHead(200, { 'content-type': 'application/json' });

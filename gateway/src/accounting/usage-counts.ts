@@ -1,0 +1,32 @@
+import type { Usage } from '../providers/spec.js';
+
+/** The largest token count a usage record holds (PostgreSQL's integer). */
+export const MAX_TOKEN_COUNT = 2_147_483_647;
+
+const COUNT_FIELDS = ['prompt_tokens', 'completion_tokens', 'cached_prompt_tokens', 'cache_write_prompt_tokens', 'cache_write_1h_prompt_tokens'] as const;
+
+const validCount = (n: number | undefined) => n === undefined || (Number.isInteger(n) && n >= 0 && n <= MAX_TOKEN_COUNT);
+
+/**
+ * An upstream's token counts as the gateway bills and records them: whole numbers from 0 to MAX_TOKEN_COUNT. A count
+ * that is not (a fraction, a negative or non-finite number, one too large to store) is rounded up, or taken as 0 when it
+ * is no count at all, and the usage is marked estimated. Usage that is already sound is returned as it is.
+ */
+export function checkedUsage(usage: Usage): Usage {
+  if (
+    validCount(usage.prompt_tokens) &&
+    validCount(usage.completion_tokens) &&
+    validCount(usage.cached_prompt_tokens) &&
+    validCount(usage.cache_write_prompt_tokens) &&
+    validCount(usage.cache_write_1h_prompt_tokens)
+  ) {
+    return usage;
+  }
+  const out: Usage = { ...usage, estimated: true };
+  for (const f of COUNT_FIELDS) {
+    const n = out[f];
+    if (n === undefined || validCount(n)) continue;
+    out[f] = typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.ceil(n), MAX_TOKEN_COUNT) : 0;
+  }
+  return out;
+}
