@@ -99,6 +99,13 @@ const CASES: Case[] = [
   { name: 'maintenance: missing enabled', method: 'PUT', path: '/system/maintenance', opts: { body: { message: 'x' } }, status: 400, code: 'validation_failed', param: 'enabled' },
   { name: 'maintenance: message over 500 characters', method: 'PUT', path: '/system/maintenance', opts: { body: { enabled: true, message: long(501) } }, status: 400, code: 'validation_failed', param: 'message' },
 
+  // NUL characters, which PostgreSQL's text cannot store
+  { name: 'a NUL character in a tenant name', method: 'POST', path: '/tenants', opts: { raw: '{"id":"tnul","name":"a\\u0000b"}' }, status: 400, code: 'validation_failed', param: 'name' },
+  { name: 'a NUL character in a label value', method: 'PATCH', path: '/tenants/known', opts: { raw: '{"labels":{"team":"x\\u0000"}}' }, status: 400, code: 'validation_failed', param: 'labels.team' },
+  { name: 'a NUL character in a label key', method: 'PATCH', path: '/tenants/known', opts: { raw: '{"labels":{"t\\u0000":"x"}}' }, status: 400, code: 'validation_failed', param: 'labels.t\u0000' },
+  { name: 'a NUL character in an admin key name', method: 'POST', path: '/admin-keys', opts: { raw: '{"name":"x\\u0000","role":"viewer"}' }, status: 400, code: 'validation_failed', param: 'name' },
+  { name: 'a NUL character in a policy label', method: 'PUT', path: '/policies/pnul', opts: { raw: '{"tenant_id":"known","labels":{"a":"\\u0000"}}' }, status: 400, code: 'validation_failed', param: 'labels.a' },
+
   // Query strings
   { name: 'limit=0', method: 'GET', path: '/tenants?limit=0', status: 400, code: 'validation_failed', param: 'limit' },
   { name: 'limit=501', method: 'GET', path: '/agents?limit=501', status: 400, code: 'validation_failed', param: 'limit' },

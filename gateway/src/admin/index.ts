@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import { adminKeyRoutes } from './admin-keys.js';
 import { agentRoutes } from './agents.js';
 import { registerAdminAuth } from './auth.js';
+import { refuseNulCharacters } from './nul-characters.js';
 import { policyRoutes } from './policies.js';
 import { systemRoutes } from './system.js';
 import { tenantRoutes } from './tenants.js';
@@ -15,6 +16,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
     registerAdminAuth(secured, s);
     // Admin bodies are JSON only: without this, Fastify's built-in text/plain parser lets a string body through.
     secured.removeContentTypeParser('text/plain');
+    refuseNulCharacters(secured);
     secured.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     tenantRoutes(secured, s);
     agentRoutes(secured, s);
