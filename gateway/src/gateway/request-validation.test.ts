@@ -117,6 +117,27 @@ describe('findings fixed in the request path', () => {
     expect(paths).toEqual([200, 200, 200, 200]);
   });
 
+  test('a body nested thousands of levels deep is a 400 wherever the nesting sits, never a 500', async () => {
+    const key = await keyWith({ rules: { retry_block: { max_repeats: 3, window_seconds: 60 } } });
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const bodies = [
+      `{"model":"mock/mock-1","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"x":${deep}}}}]}`,
+      `{"model":"mock/mock-1","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"x":${deep}}}}}`,
+      `{"model":"mock/mock-1","messages":[{"role":"user","content":"hi","extra":${deep}}]}`,
+    ];
+    for (const raw of bodies) {
+      const res = await request(`${gw.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: raw,
+      });
+      const body = (await res.body.json()) as any;
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+      expect(body.error.code).toBe('validation_failed');
+      expect(Number(/(\d+) levels deep/.exec(body.error.message)?.[1])).toBeGreaterThan(20_000);
+    }
+  });
+
   test('unknown /v1 paths carry the request and trace ids; a repeated trace header is 400', async () => {
     const key = await keyWith({});
     const res = await request(`${gw.baseUrl}/nothing`, { headers: { authorization: `Bearer ${key}`, 'x-agent-trace-id': 't-404' } });

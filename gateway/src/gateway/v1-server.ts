@@ -67,6 +67,33 @@ export function sendJson(ex: { ctx: { requestId: string; traceId: string }; res:
   res.end(text);
 }
 
+/** Nesting beyond which a stack overflow while handling a body is the body's doing, not a bug. */
+const DEEP_NESTING = 100;
+
+/** Levels of arrays and objects in a parsed JSON value, counted without recursion. */
+function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) max = depth + 1;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return max;
+}
+
+/**
+ * The 400 for a body nested so deeply that serialising it (to hash, count, capture or forward it) ran out of stack.
+ * Checked only once that has happened, so ordinary requests never pay for walking their body.
+ */
+function tooDeepToProcess(e: unknown, body: unknown): AgentgwError | null {
+  if (!(e instanceof RangeError) || !/call stack/i.test(e.message)) return null;
+  const depth = jsonDepth(body);
+  if (depth <= DEEP_NESTING) return null;
+  return new AgentgwError('validation_failed', `The request body nests arrays and objects ${depth} levels deep, too deep to process: flatten it to a few hundred levels at most.`);
+}
+
 export class V1Server {
   /** Set when the server starts closing: new requests are turned away with 503, those in flight finish. */
   closing = false;
@@ -215,7 +242,7 @@ export class V1Server {
     const run = which === 'chat' ? chatCompletions(this.dp, ex, body) : embeddings(this.dp, ex, body);
     run.catch((e: unknown) => {
       try {
-        this.fail(ex.ctx, ex.ctx, ex.res, e);
+        this.fail(ex.ctx, ex.ctx, ex.res, tooDeepToProcess(e, body) ?? e);
       } catch (bug) {
         this.log?.error({ err: bug }, 'failed to answer an error');
         ex.res.destroy();
