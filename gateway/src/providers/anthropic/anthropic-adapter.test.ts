@@ -16,6 +16,7 @@ import {
 import { createProvider } from '../index.js';
 import { countTokens } from '../shared/count-tokens.js';
 import type { OpenAIChatRequest, ProviderAdapter } from '../spec.js';
+import { messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
 
 /** What the 1-hour fixtures bill: cache_creation_input_tokens 1873 = ephemeral_5m_input_tokens 349 + ephemeral_1h_input_tokens 1524. */
 const CACHE_WRITE_1H_USAGE = {
@@ -596,7 +597,7 @@ describe('anthropic adapter: prompt-cache breakpoints', () => {
       [{ ...hello, messages: [{ role: 'system', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral', ttl: 3600 } }] }] }, 'messages[0].content[0].cache_control', 'its ttl is a number'],
       // A breakpoint on nothing Anthropic receives.
       [{ ...hello, messages: [{ role: 'user', content: [{ type: 'text', text: '', cache_control: EPHEMERAL }] }] }, 'messages[0].content[0].cache_control', 'does not receive'],
-      [{ ...hello, messages: [{ role: 'assistant', content: null, cache_control: EPHEMERAL }] }, 'messages[0].cache_control', 'does not receive'],
+      [{ ...hello, messages: [{ role: 'assistant', content: '', cache_control: EPHEMERAL }] }, 'messages[0].cache_control', 'does not receive'],
     ];
     for (const [body, param, sentence] of cases) {
       const err = await adapter.chat(ctx('claude-sonnet-4-5'), cachedRequest(body)).catch((e: unknown) => e);
@@ -605,5 +606,57 @@ describe('anthropic adapter: prompt-cache breakpoints', () => {
       expect((err as Error).message).toContain(sentence);
     }
     expect(upstream.requests).toHaveLength(0);
+  });
+});
+
+// The gateway's schema takes a null or absent content on any message (OpenAI allows one on an assistant message with
+// tool_calls); OpenAI answers 400 to the others, and so does the adapter, before calling Anthropic, naming the field.
+describe('anthropic adapter: messages without content', () => {
+  let upstream: FakeUpstream;
+  let adapter: ProviderAdapter;
+  adapterOnFakeUpstream(
+    (url) => createProvider('anthropic', { type: 'anthropic', base_url: `${url}/v1`, api_key: API_KEY }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
+  /** The request types require content where the gateway's schema does not. */
+  const request = (messages: object[], stream = false) => ({ model: 'anthropic/claude-sonnet-4-5', messages, ...(stream ? { stream } : {}) }) as unknown as OpenAIChatRequest;
+  const call = weatherCall;
+  const refused = messagesWithoutContent('toolu_1');
+
+  it.each(refused)('answers 400 to %s, plain and streamed, before calling Anthropic', async (_, messages, param, sentence) => {
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    for (const stream of [false, true]) {
+      const body = request(messages, stream);
+      const err = await (stream ? adapter.chatStream(ctx('claude-sonnet-4-5'), body) : adapter.chat(ctx('claude-sonnet-4-5'), body)).catch((e: unknown) => e);
+      expect(err, `stream: ${stream}`).toBeInstanceOf(AgentgwError);
+      expect(err, `stream: ${stream}`).toMatchObject({ code: 'validation_failed', status: 400, type: 'invalid_request_error', param });
+      expect((err as Error).message).toContain(sentence);
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('translates an assistant message with tool_calls and a null or absent content, plain and streamed', async () => {
+    const messages = [
+      { role: 'user', content: 'Weather in Paris, then Lyon?' },
+      { role: 'assistant', content: null, tool_calls: [call('toolu_1', 'Paris')] },
+      { role: 'tool', tool_call_id: 'toolu_1', content: '18°C' },
+      { role: 'assistant', tool_calls: [call('toolu_2', 'Lyon')] },
+      { role: 'tool', tool_call_id: 'toolu_2', content: '21°C' },
+    ];
+    const sent = [
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris, then Lyon?' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '18°C' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: { location: 'Lyon' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: '21°C' }] },
+    ];
+    upstream.respond(jsonReply(200, fixtures.json('message.json')));
+    await adapter.chat(ctx('claude-sonnet-4-5'), request(messages));
+    expect(upstream.last.json().messages).toEqual(sent);
+
+    upstream.respond(streamReply(sseEventsOf(fixtures.text('message-stream.sse'))));
+    await collectFrames(await adapter.chatStream(ctx('claude-sonnet-4-5'), request(messages, true)));
+    expect(upstream.last.json()).toMatchObject({ stream: true, messages: sent });
+    expect(upstream.requests).toHaveLength(2);
   });
 });

@@ -1,6 +1,6 @@
 // OpenAI messages -> Anthropic's system prompt and strictly alternating user/assistant turns.
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAITextPart } from '../openai-format.js';
-import { contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
+import { checkContentPresent, contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
 import type { AnthropicCacheControl, AnthropicMessage, AnthropicRequestBlock, AnthropicTextBlock, AnthropicToolResultBlock } from './anthropic-api.js';
 import { type Breakpoint, breakpointWithoutContent, cacheControlOf, hasMarkedPart } from './cache-control.js';
 
@@ -34,6 +34,7 @@ export function convertToAnthropicMessages(
 
   messages.forEach((message, i) => {
     const at = `messages[${i}]`;
+    checkContentPresent(message, at);
     switch (message.role) {
       case 'system':
       case 'developer': {

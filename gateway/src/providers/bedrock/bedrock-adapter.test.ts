@@ -20,6 +20,7 @@ import {
 import { createProvider } from '../index.js';
 import { countTokens } from '../shared/count-tokens.js';
 import type { ChatStream, OpenAIChatRequest, ProviderAdapter } from '../spec.js';
+import { messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
 
 const fixtures = fixtureReader(import.meta.url);
 const MODEL = 'anthropic.claude-3-5-haiku-20241022-v1:0';
@@ -541,5 +542,66 @@ describe('bedrock adapter: prompt-cache breakpoints', () => {
       expect((err as Error).message).toContain(sentence);
     }
     expect(upstream.requests).toHaveLength(0);
+  });
+});
+
+// The gateway's schema takes a null or absent content on any message (OpenAI allows one on an assistant message with
+// tool_calls); OpenAI answers 400 to the others, and so does the adapter, before calling Bedrock, naming the field.
+describe('bedrock adapter: messages without content', () => {
+  let upstream: FakeUpstream;
+  let adapter: ProviderAdapter;
+  adapterOnFakeUpstream(
+    (url) =>
+      createProvider('bedrock', {
+        type: 'bedrock',
+        base_url: url,
+        region: 'us-west-2',
+        access_key_id: CREDENTIALS.accessKeyId,
+        secret_access_key: CREDENTIALS.secretAccessKey,
+        session_token: CREDENTIALS.sessionToken,
+      }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
+  /** The request types require content where the gateway's schema does not. */
+  const request = (messages: object[], stream = false) => ({ model: 'bedrock/claude-haiku', messages, ...(stream ? { stream } : {}) }) as unknown as OpenAIChatRequest;
+  const call = weatherCall;
+  const refused = messagesWithoutContent('tooluse_1');
+
+  it.each(refused)('answers 400 to %s, plain and streamed, before calling Bedrock', async (_, messages, param, sentence) => {
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    for (const stream of [false, true]) {
+      const body = request(messages, stream);
+      const err = await (stream ? adapter.chatStream(ctx(MODEL), body) : adapter.chat(ctx(MODEL), body)).catch((e: unknown) => e);
+      expect(err, `stream: ${stream}`).toBeInstanceOf(AgentgwError);
+      expect(err, `stream: ${stream}`).toMatchObject({ code: 'validation_failed', status: 400, type: 'invalid_request_error', param });
+      expect((err as Error).message).toContain(sentence);
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('translates an assistant message with tool_calls and a null or absent content, plain and streamed', async () => {
+    const messages = [
+      { role: 'user', content: 'Weather in Paris, then Lyon?' },
+      { role: 'assistant', content: null, tool_calls: [call('tooluse_1', 'Paris')] },
+      { role: 'tool', tool_call_id: 'tooluse_1', content: '18°C' },
+      { role: 'assistant', tool_calls: [call('tooluse_2', 'Lyon')] },
+      { role: 'tool', tool_call_id: 'tooluse_2', content: '21°C' },
+    ];
+    const sent = [
+      { role: 'user', content: [{ text: 'Weather in Paris, then Lyon?' }] },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { location: 'Paris' } } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '18°C' }] } }] },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_2', name: 'get_weather', input: { location: 'Lyon' } } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_2', content: [{ text: '21°C' }] } }] },
+    ];
+    upstream.respond(jsonReply(200, fixtures.json('converse.json')));
+    await adapter.chat(ctx(MODEL), request(messages));
+    expect(upstream.last.json()).toEqual({ messages: sent });
+
+    upstream.respond(streamReply(eventFrames('converse-stream.json'), EVENTSTREAM));
+    await collectFrames(await adapter.chatStream(ctx(MODEL), request(messages, true)));
+    expect(upstream.last.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream');
+    expect(upstream.last.json()).toEqual({ messages: sent });
+    expect(upstream.requests).toHaveLength(2);
   });
 });

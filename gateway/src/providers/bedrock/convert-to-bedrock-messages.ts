@@ -2,7 +2,7 @@
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAITextPart } from '../openai-format.js';
 import { AgentgwError } from '../../contract/errors.js';
 import { type Breakpoint, breakpointWithoutContent, cacheControlOf, hasMarkedPart } from '../anthropic/cache-control.js';
-import { contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
+import { checkContentPresent, contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
 import type { BedrockCachePoint, BedrockContentBlock, BedrockMessage } from './bedrock-api.js';
 
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
@@ -60,6 +60,7 @@ export function convertToBedrockMessages(
 
   messages.forEach((message, i) => {
     const at = `messages[${i}]`;
+    checkContentPresent(message, at);
     const marked: Marks = new Map();
     switch (message.role) {
       case 'system':

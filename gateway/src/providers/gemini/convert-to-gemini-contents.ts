@@ -1,7 +1,7 @@
 // OpenAI messages -> Gemini systemInstruction and user/model contents, tool calls as functionCall/functionResponse parts.
 import { AgentgwError } from '../../contract/errors.js';
 import type { OpenAIChatMessage, OpenAIContentPart } from '../openai-format.js';
-import { contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
+import { checkContentPresent, contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
 import type { GeminiContent, GeminiPart } from './gemini-api.js';
 
 // Documented sentinel for function calls that did not come from Gemini (or lost their signature on the way through OpenAI format).
@@ -28,6 +28,7 @@ export function convertToGeminiContents(
   };
 
   messages.forEach((message, i) => {
+    checkContentPresent(message, `messages[${i}]`);
     switch (message.role) {
       case 'system':
       case 'developer':

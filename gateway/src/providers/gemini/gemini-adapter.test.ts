@@ -16,6 +16,7 @@ import {
 import { createProvider } from '../index.js';
 import { countTokens, estimateEmbeddingTokens, estimatePromptTokens } from '../shared/count-tokens.js';
 import type { ChatStream, OpenAIChatRequest, ProviderAdapter } from '../spec.js';
+import { messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
 
 const fixtures = fixtureReader(import.meta.url);
 const API_KEY = 'AIzaSyTest0123456789abcdefghijklmnopq';
@@ -233,5 +234,59 @@ describe('gemini adapter', () => {
     expect(err.message).toContain(String(status));
     expect(err.message).toContain(sentence);
     expect(err.message).not.toContain(API_KEY);
+  });
+});
+
+// The gateway's schema takes a null or absent content on any message (OpenAI allows one on an assistant message with
+// tool_calls); OpenAI answers 400 to the others, and so does the adapter, before calling Gemini, naming the field.
+describe('gemini adapter: messages without content', () => {
+  let upstream: FakeUpstream;
+  let adapter: ProviderAdapter;
+  adapterOnFakeUpstream(
+    (url) => createProvider('gemini', { type: 'gemini', base_url: `${url}/v1beta`, api_key: API_KEY }),
+    (u, a) => ((upstream = u), (adapter = a)),
+  );
+  /** The request types require content where the gateway's schema does not. */
+  const request = (messages: object[], stream = false) => ({ model: 'gemini/gemini-2.5-flash', messages, ...(stream ? { stream } : {}) }) as unknown as OpenAIChatRequest;
+  const call = weatherCall;
+  const refused = messagesWithoutContent('call_1');
+
+  it.each(refused)('answers 400 to %s, plain and streamed, before calling Gemini', async (_, messages, param, sentence) => {
+    upstream.respond(jsonReply(200, fixtures.json('generate-content.json')));
+    for (const stream of [false, true]) {
+      const body = request(messages, stream);
+      const err = await (stream ? adapter.chatStream(ctx('gemini-2.5-flash'), body) : adapter.chat(ctx('gemini-2.5-flash'), body)).catch((e: unknown) => e);
+      expect(err, `stream: ${stream}`).toBeInstanceOf(AgentgwError);
+      expect(err, `stream: ${stream}`).toMatchObject({ code: 'validation_failed', status: 400, type: 'invalid_request_error', param });
+      expect((err as Error).message).toContain(sentence);
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('translates an assistant message with tool_calls and a null or absent content, plain and streamed', async () => {
+    const messages = [
+      { role: 'user', content: 'Weather in Paris, then Lyon?' },
+      { role: 'assistant', content: null, tool_calls: [call('call_1', 'Paris')] },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"temperature":18}' },
+      { role: 'assistant', tool_calls: [call('call_2', 'Lyon')] },
+      { role: 'tool', tool_call_id: 'call_2', content: '{"temperature":21}' },
+    ];
+    const functionCall = (location: string) => ({ functionCall: { name: 'get_weather', args: { location } }, thoughtSignature: 'skip_thought_signature_validator' });
+    const contents = [
+      { role: 'user', parts: [{ text: 'Weather in Paris, then Lyon?' }] },
+      { role: 'model', parts: [functionCall('Paris')] },
+      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { temperature: 18 } } }] },
+      { role: 'model', parts: [functionCall('Lyon')] },
+      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { temperature: 21 } } }] },
+    ];
+    upstream.respond(jsonReply(200, fixtures.json('generate-content.json')));
+    await adapter.chat(ctx('gemini-2.5-flash'), request(messages));
+    expect(upstream.last.json()).toEqual({ contents });
+
+    upstream.respond(streamReply(sseEventsOf(fixtures.text('stream-generate-content.sse'))));
+    await collectFrames(await adapter.chatStream(ctx('gemini-2.5-flash'), request(messages, true)));
+    expect(upstream.last.url).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    expect(upstream.last.json()).toEqual({ contents });
+    expect(upstream.requests).toHaveLength(2);
   });
 });

@@ -1,6 +1,6 @@
 // Reading OpenAI message content the same way in every translating adapter.
 import { AgentgwError } from '../../contract/errors.js';
-import type { OpenAIContentPart, OpenAITextPart } from '../openai-format.js';
+import type { OpenAIChatMessage, OpenAIContentPart, OpenAITextPart } from '../openai-format.js';
 
 /** The text of a content value; non-text parts are left to the caller. */
 export function contentText(content: string | ReadonlyArray<OpenAITextPart | OpenAIContentPart> | null | undefined): string {
@@ -49,4 +49,27 @@ export function stopSequences(stop: string | string[] | null | undefined): strin
 /** max_completion_tokens supersedes the deprecated max_tokens. */
 export function maxOutputTokens(body: { max_completion_tokens?: number | null; max_tokens?: number | null }): number | undefined {
   return body.max_completion_tokens ?? body.max_tokens ?? undefined;
+}
+
+/**
+ * OpenAI answers 400 to a message whose content is null or missing, unless it is an assistant message with tool_calls.
+ * Any other such message leaves nothing to send: refused before calling the provider, naming the field to fix.
+ */
+export function checkContentPresent(message: OpenAIChatMessage, at: string): void {
+  const content: unknown = message.content;
+  if (content != null) return;
+  const param = `${at}.content`;
+  const state = content === null ? 'null' : 'missing';
+  switch (message.role) {
+    case 'assistant':
+      if (message.tool_calls && message.tool_calls.length > 0) return;
+      // Legacy function calling (function_call here, role "function" messages) is not translated and is left as before.
+      if ((message as { function_call?: unknown }).function_call != null) return;
+      throw new AgentgwError('validation_failed', `${param} is ${state} and the assistant message has no tool_calls; give it content (a string or an array of text parts) or tool_calls.`, { param });
+    case 'system':
+    case 'developer':
+    case 'user':
+    case 'tool':
+      throw new AgentgwError('validation_failed', `${param} is ${state}; a ${message.role} message needs content: send a string or an array of ${message.role === 'user' ? 'content' : 'text'} parts.`, { param });
+  }
 }
