@@ -16,7 +16,7 @@ import {
   page,
 } from '../contract/index.js';
 import { generateId, generateKey, keyPrefix } from '../security/keys.js';
-import { isUniqueViolation } from '../storage/kysely-store.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../storage/kysely-store.js';
 import type { Services } from '../services.js';
 import { type Principal, listScope, requireTenant, requireWrite } from './principal.js';
 
@@ -91,6 +91,7 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
           key_hash: s.hasher.hash(apiKey),
         });
       } catch (e) {
+        if (isForeignKeyViolation(e)) throw await vanishedReference(s, req.body.tenant_id, req.body.policy_id);
         if (!isUniqueViolation(e)) throw e;
         if (idemKey && idemHash) {
           // A concurrent retry with the same key may have created this agent a moment ago: answer with its result.
@@ -138,6 +139,7 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
       updated = await s.store.updateAgent(agent.id, req.body);
     } catch (e) {
       if (isUniqueViolation(e)) throw nameTaken(agent.tenant_id, req.body.name ?? agent.name);
+      if (isForeignKeyViolation(e)) throw await vanishedReference(s, agent.tenant_id, req.body.policy_id);
       throw e;
     }
     if (!updated) throw agentNotFound(agent.id);
@@ -161,6 +163,15 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
     await s.snapshot.changed();
     return { id: agent.id, api_key: apiKey, key_prefix: keyPrefix(apiKey) };
   });
+}
+
+/**
+ * The 404 for an agent write naming a tenant or policy that was deleted while it ran (the checks before it had found
+ * them): the database refused the reference.
+ */
+async function vanishedReference(s: Services, tenantId: string, policyId: string | null | undefined): Promise<AgentgwError> {
+  if (!(await s.store.getTenant(tenantId))) return new AgentgwError('tenant_not_found', `Tenant ${tenantId} was deleted meanwhile: create it first.`, { param: 'tenant_id' });
+  return new AgentgwError('policy_not_found', `Policy ${policyId} was deleted meanwhile: create it first, or name another policy.`, { param: 'policy_id' });
 }
 
 /** Waits briefly for a concurrent request's idempotency row (it is written right after its agent). */

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentgwError, ErrorBody, PaginationQuery, Policy, PutPolicy, ResourceId, mergePolicy, page } from '../contract/index.js';
 import type { Services } from '../services.js';
+import { isForeignKeyViolation } from '../storage/kysely-store.js';
 import { listScope, requireAdmin, requireTenant, requireWrite } from './principal.js';
 
 const Params = z.strictObject({ id: ResourceId });
@@ -33,7 +34,15 @@ export function policyRoutes(app: FastifyInstance, s: Services): void {
       if (!existing && tenantId && !(await s.store.getTenant(tenantId))) {
         throw new AgentgwError('tenant_not_found', `Tenant ${tenantId} does not exist: create it first.`, { param: 'tenant_id' });
       }
-      const { policy, created } = await s.store.putPolicy(req.params.id, mergePolicy(existing ?? null, { ...req.body, tenant_id: tenantId }));
+      let stored;
+      try {
+        stored = await s.store.putPolicy(req.params.id, mergePolicy(existing ?? null, { ...req.body, tenant_id: tenantId }));
+      } catch (e) {
+        // The tenant was deleted between the check above and the write.
+        if (isForeignKeyViolation(e)) throw new AgentgwError('tenant_not_found', `Tenant ${tenantId} was deleted meanwhile: create it first.`, { param: 'tenant_id' });
+        throw e;
+      }
+      const { policy, created } = stored;
       await s.snapshot.changed();
       return reply.code(created ? 201 : 200).send(policy);
     },

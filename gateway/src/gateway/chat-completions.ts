@@ -1,5 +1,5 @@
-import { checkedUsage } from '../accounting/usage-counts.js';
 import type { ServerResponse } from 'node:http';
+import { checkedUsage } from '../accounting/usage-counts.js';
 import { AgentgwError, isAgentgwError } from '../contract/index.js';
 import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
 import { toAgentgwError } from '../http/error-handler.js';

@@ -38,6 +38,12 @@ export class InvalidCursorError extends AgentgwError {
   }
 }
 
+/** A row names another that does not exist, or a row that others name was to be deleted (a concurrent admin write). */
+export function isForeignKeyViolation(e: unknown): boolean {
+  const err = e as { code?: string };
+  return err?.code === '23503' || err?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
 export function isUniqueViolation(e: unknown): boolean {
   const err = e as { code?: string; message?: string };
   return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
@@ -154,7 +160,8 @@ export class KyselyStore implements Store {
     return this.getTenant(id);
   }
   async deleteTenant(id: string): Promise<'deleted' | 'missing' | 'not_empty'> {
-    return this.db.transaction().execute(async (tx) => {
+    // An agent or policy created for it between the check and the delete (another node, PostgreSQL) still holds it.
+    return this.deleteChecked(() => this.db.transaction().execute(async (tx) => {
       const t = await tx.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst();
       if (!t) return 'missing';
       const a = await tx.selectFrom('agents').select('id').where('tenant_id', '=', id).limit(1).executeTakeFirst();
@@ -162,8 +169,18 @@ export class KyselyStore implements Store {
       if (a || p) return 'not_empty';
       await tx.deleteFrom('admin_keys').where('tenant_id', '=', id).execute();
       await tx.deleteFrom('tenants').where('id', '=', id).execute();
-      return 'deleted';
-    });
+      return 'deleted' as const;
+    }), 'not_empty');
+  }
+
+  /** A delete that a concurrent insert naming the row beat: answered as `inUse`, as the check would have. */
+  private async deleteChecked<R extends string, U extends string>(run: () => Promise<R>, inUse: U): Promise<R | U> {
+    try {
+      return await run();
+    } catch (e) {
+      if (isForeignKeyViolation(e)) return inUse;
+      throw e;
+    }
   }
 
   async createAgent(a: Omit<StoredAgent, 'created_at' | 'updated_at'>): Promise<Agent> {
@@ -231,14 +248,14 @@ export class KyselyStore implements Store {
     return this.pageOf('policies', q, toPolicy, true);
   }
   async deletePolicy(id: string): Promise<'deleted' | 'missing' | 'in_use'> {
-    return this.db.transaction().execute(async (tx) => {
+    return this.deleteChecked(() => this.db.transaction().execute(async (tx) => {
       const p = await tx.selectFrom('policies').select('id').where('id', '=', id).executeTakeFirst();
       if (!p) return 'missing';
       const a = await tx.selectFrom('agents').select('id').where('policy_id', '=', id).limit(1).executeTakeFirst();
       if (a) return 'in_use';
       await tx.deleteFrom('policies').where('id', '=', id).execute();
-      return 'deleted';
-    });
+      return 'deleted' as const;
+    }), 'in_use');
   }
   async allPolicies() {
     return (await this.db.selectFrom('policies').selectAll().execute()).map(toPolicy);
