@@ -148,15 +148,35 @@ describe('UsageWriter', () => {
     const { store, state, written } = fakeStore();
     const dropped: string[] = [];
     const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
-    const sent = Array.from({ length: 4 }, record);
+    const sent = Array.from({ length: 40 }, record);
     for (const r of sent) writer.add(r);
     state.down = true;
+    let calls = 0;
+    const insert = store.insertUsage.bind(store);
+    store.insertUsage = (rows) => (calls++, insert(rows));
     for (let i = 0; i < 6; i++) await writer.flush();
-    expect(writer.pending).toBe(4);
+    expect(writer.pending).toBe(40);
+    // Each flush tries the whole batch; from the third on, then 3 rows and the last one: a store that is down is not
+    // asked row by row.
+    expect(calls).toBe(6 + 4 * 4);
     state.down = false;
     await writer.flush();
     expect(written()).toEqual(sent.map((r) => r.request_id));
     expect(dropped).toEqual([]);
+  });
+
+  test('rows a store never takes at the head of a batch do not hold back the rows after them', async () => {
+    const { store, state, written } = fakeStore();
+    const dropped: string[] = [];
+    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const sent = Array.from({ length: 8 }, record);
+    for (const r of sent.slice(0, 4)) state.poison.add(r.request_id);
+    for (const r of sent) writer.add(r);
+    for (let i = 0; i < 3; i++) await writer.flush();
+    expect(dropped).toEqual(sent.slice(0, 4).map((r) => r.request_id));
+    // The last row went in as the probe and again in its turn (a store skips a row it already has).
+    expect([...new Set(written())].sort()).toEqual(sent.slice(4).map((r) => r.request_id).sort());
+    expect(writer.pending).toBe(0);
   });
 
   test('rows refused after the last one written stay queued: the store may have gone down in the middle', async () => {

@@ -14,6 +14,8 @@ export interface UsageWriterOptions {
 
 /** Failed attempts at the same batch after which its rows are written one at a time (see isolate). */
 const ISOLATE_AFTER_FAILURES = 3;
+/** Rows refused in a row at the start of a row-by-row pass before it checks whether the store takes anything at all. */
+const PROBE_AFTER_REFUSALS = 3;
 
 /**
  * Writes usage records off the hot path in small batches. A failed batch stays queued and is retried;
@@ -93,14 +95,17 @@ export class UsageWriter {
     const refused: Array<{ record: UsageRecord; err: unknown }> = [];
     let written = 0;
     let settled = 0;
-    for (const record of batch) {
-      try {
-        await this.store.insertUsage([record]);
+    const insertOne = (record: UsageRecord) => this.store.insertUsage([record]).then(() => true, (err: unknown) => err);
+    for (let i = 0; i < batch.length; i++) {
+      // Nothing went in yet: unless the batch's last row does, the store itself is failing, and a row-by-row pass over
+      // the rest would only add failed calls. (A row that goes in here is skipped as already written when its turn comes.)
+      if (written === 0 && refused.length === PROBE_AFTER_REFUSALS && i < batch.length - 1 && (await insertOne(batch[batch.length - 1]!)) !== true) return false;
+      const record = batch[i]!;
+      const outcome = await insertOne(record);
+      if (outcome === true) {
         written++;
         settled = written + refused.length;
-      } catch (err) {
-        refused.push({ record, err });
-      }
+      } else refused.push({ record, err: outcome });
     }
     if (written === 0) return false;
     this.failures = 0;
