@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { adminPlugin } from './admin/index.js';
+import { answerClientError } from './http/client-error.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { newRequestId } from './http/request-id.js';
 import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse, createServer } from 'node:http';
@@ -36,6 +37,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // Trace ids may be 128 characters, more once URL-encoded.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     frameworkErrors,
+    clientErrorHandler: answerClientError,
     // /v1 is answered by the data plane's own node:http handler; everything else goes through Fastify.
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
       const server = createServer({ ServerResponse: DrainingAwareResponse }, (req, res) => {

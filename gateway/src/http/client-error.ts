@@ -1,0 +1,35 @@
+import type { Socket } from 'node:net';
+import { AgentgwError } from '../contract/index.js';
+import { newRequestId } from './request-id.js';
+
+/**
+ * Answers a request Node's HTTP parser refused (malformed framing or headers) with CONTRACT's error body and a request
+ * id, on both interfaces, then closes the connection: after a framing error nothing more on it can be trusted.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset or closed connection has nobody to answer; one that has sent an answer's bytes cannot take another.
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable || socket.bytesWritten > 0) {
+    socket.destroy();
+    return;
+  }
+  let status = 400;
+  let error: AgentgwError;
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // Not a bad request: the client took too long to send one. Node answers 408 here, and so does the gateway.
+    status = 408;
+    error = new AgentgwError('invalid_header', 'The request was not received in time: send it again, whole.');
+  } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+    error = new AgentgwError('invalid_header', 'The request headers are too large: send fewer or shorter headers.');
+  } else {
+    const what = (err as { reason?: string }).reason ?? err.code ?? 'malformed request';
+    error = new AgentgwError('invalid_header', `The request is not valid HTTP/1.1 (${what}): check its Content-Length, Transfer-Encoding and header lines.`);
+  }
+  const body = JSON.stringify(error.toBody());
+  socket.write(
+    `HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
+      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  // As Node does: a request handler may still hold the connection (its body broke mid-way), so it is closed here.
+  socket.destroy();
+}
