@@ -138,6 +138,13 @@ describe.each(['sqlite', 'postgres'] as const)('bad input on %s', (storage) => {
     expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);
   });
 
+  test('a DELETE with a JSON Content-Type and no body is served as a DELETE', async () => {
+    expect((await api('POST', '/tenants', { body: { id: 'gone', name: 'Gone' } })).status).toBe(201);
+    const r = await api('DELETE', '/tenants/gone', { raw: '' });
+    expect(r.status, r.text).toBe(204);
+    expect((await api('DELETE', '/tenants/gone', { raw: '' })).status).toBe(404);
+  });
+
   test.each(CASES)('$name -> $status $code', async (c) => {
     const r = await api(c.method, c.path, c.opts);
     expect(r.status, r.text).not.toBe(500);

@@ -16,6 +16,14 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
     registerAdminAuth(secured, s);
     // Admin bodies are JSON only: without this, Fastify's built-in text/plain parser lets a string body through.
     secured.removeContentTypeParser('text/plain');
+    // A DELETE carries no body, but many clients still send Content-Type: application/json with it; any other empty
+    // JSON body stays a 400.
+    const json = secured.getDefaultJsonParser('error', 'error');
+    secured.removeContentTypeParser('application/json');
+    secured.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+      if (body === '' && req.method === 'DELETE') done(null, undefined);
+      else json(req, body as string, done);
+    });
     refuseNulCharacters(secured);
     secured.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     tenantRoutes(secured, s);
