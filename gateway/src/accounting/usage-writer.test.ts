@@ -165,6 +165,20 @@ describe('UsageWriter', () => {
     expect(dropped).toEqual([]);
   });
 
+  test('a row refused once in the row-by-row pass, by a passing failure, is tried again and kept', async () => {
+    const { store, state, written } = fakeStore();
+    const dropped: string[] = [];
+    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const sent = Array.from({ length: 4 }, record);
+    for (const r of sent) writer.add(r);
+    // The whole batch fails 3 times, then the first row once more: the store is busy, not refusing the row.
+    state.failures = 4;
+    for (let i = 0; i < 3; i++) await writer.flush();
+    expect(dropped).toEqual([]);
+    expect([...written()].sort()).toEqual(sent.map((r) => r.request_id).sort());
+    expect(writer.pending).toBe(0);
+  });
+
   test('rows a store never takes at the head of a batch do not hold back the rows after them', async () => {
     const { store, state, written } = fakeStore();
     const dropped: string[] = [];

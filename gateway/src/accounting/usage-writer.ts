@@ -87,9 +87,9 @@ export class UsageWriter {
 
   /**
    * Writes a batch that keeps failing one row at a time, so that a row the store will never take (a value its database
-   * refuses) cannot hold back every row queued after it. A row refused while a later row of the same pass went in is
-   * dropped and reported: the store was working on both sides of it. Rows refused after the last one that went in stay
-   * queued, as the store itself may have stopped working. False when no row went in.
+   * refuses) cannot hold back every row queued after it. A row refused while a later row of the same pass went in, and
+   * refused once more after the pass, is dropped and reported: the store was working on both sides of it. Rows refused
+   * after the last one that went in stay queued, as the store itself may have stopped working. False when no row went in.
    */
   private async isolate(batch: UsageRecord[]): Promise<boolean> {
     const refused: Array<{ record: UsageRecord; err: unknown }> = [];
@@ -109,7 +109,12 @@ export class UsageWriter {
     }
     if (written === 0) return false;
     this.failures = 0;
-    for (const { record, err } of refused) if (batch.indexOf(record) < settled) this.opts.onDropped?.(record, err);
+    // A row refused before the last one that went in is tried once more (a passing failure goes in now); refused again, it is left out.
+    for (const { record } of refused) {
+      if (batch.indexOf(record) >= settled) continue;
+      const again = await insertOne(record);
+      if (again !== true) this.opts.onDropped?.(record, again);
+    }
     const settledRows = batch.slice(0, settled);
     this.queue.splice(0, settled);
     for (const r of settledRows) this.queuedBodyChars -= r.body?.length ?? 0;
