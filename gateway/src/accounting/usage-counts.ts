@@ -13,20 +13,12 @@ const validCount = (n: number | undefined) => n === undefined || (Number.isInteg
  * is no count at all, and the usage is marked estimated. Usage that is already sound is returned as it is.
  */
 export function checkedUsage(usage: Usage): Usage {
-  if (
-    validCount(usage.prompt_tokens) &&
-    validCount(usage.completion_tokens) &&
-    validCount(usage.cached_prompt_tokens) &&
-    validCount(usage.cache_write_prompt_tokens) &&
-    validCount(usage.cache_write_1h_prompt_tokens)
-  ) {
-    return usage;
-  }
-  const out: Usage = { ...usage, estimated: true };
+  let out: Usage | undefined;
   for (const f of COUNT_FIELDS) {
-    const n = out[f];
-    if (n === undefined || validCount(n)) continue;
+    const n = usage[f];
+    if (validCount(n)) continue;
+    out ??= { ...usage, estimated: true };
     out[f] = typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.ceil(n), MAX_TOKEN_COUNT) : 0;
   }
-  return out;
+  return out ?? usage;
 }

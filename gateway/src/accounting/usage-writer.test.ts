@@ -26,6 +26,13 @@ function fakeStore() {
   return { store: store as unknown as Store & { usageBatchRows: number | undefined }, batches, state, written: () => batches.flat() };
 }
 
+/** A writer that flushes only when told to, and notes the ids of the records it leaves out. */
+function writerNoting(store: Store) {
+  const dropped: string[] = [];
+  const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+  return { writer, dropped };
+}
+
 let n = 0;
 const record = () => usageRecord({ request_id: `req_${++n}`, trace_id: 't', tenant_id: 'acme', agent_id: 'agt_1', started_at: new Date().toISOString() });
 
@@ -124,8 +131,7 @@ describe('UsageWriter', () => {
   });
   test('a row the store never takes is left out and reported once the batch has failed 3 times; the others are written', async () => {
     const { store, state, written } = fakeStore();
-    const dropped: string[] = [];
-    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const { writer, dropped } = writerNoting(store);
     const sent = Array.from({ length: 5 }, record);
     state.poison.add(sent[2]!.request_id);
     for (const r of sent) writer.add(r);
@@ -146,8 +152,7 @@ describe('UsageWriter', () => {
 
   test('a store that is down loses nothing: rows are kept until it takes them again', async () => {
     const { store, state, written } = fakeStore();
-    const dropped: string[] = [];
-    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const { writer, dropped } = writerNoting(store);
     const sent = Array.from({ length: 40 }, record);
     for (const r of sent) writer.add(r);
     state.down = true;
@@ -167,8 +172,7 @@ describe('UsageWriter', () => {
 
   test('a row refused once in the row-by-row pass, by a passing failure, is tried again and kept', async () => {
     const { store, state, written } = fakeStore();
-    const dropped: string[] = [];
-    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const { writer, dropped } = writerNoting(store);
     const sent = Array.from({ length: 4 }, record);
     for (const r of sent) writer.add(r);
     // The whole batch fails 3 times, then the first row once more: the store is busy, not refusing the row.
@@ -181,8 +185,7 @@ describe('UsageWriter', () => {
 
   test('rows a store never takes at the head of a batch do not hold back the rows after them', async () => {
     const { store, state, written } = fakeStore();
-    const dropped: string[] = [];
-    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const { writer, dropped } = writerNoting(store);
     const sent = Array.from({ length: 8 }, record);
     for (const r of sent.slice(0, 4)) state.poison.add(r.request_id);
     for (const r of sent) writer.add(r);
@@ -195,8 +198,7 @@ describe('UsageWriter', () => {
 
   test('rows refused after the last one written stay queued: the store may have gone down in the middle', async () => {
     const { store, state, written } = fakeStore();
-    const dropped: string[] = [];
-    const writer = new UsageWriter(store, { batchSize: 100, flushMs: 10_000, onError: () => undefined, onDropped: (r) => dropped.push(r.request_id) });
+    const { writer, dropped } = writerNoting(store);
     const sent = Array.from({ length: 5 }, record);
     state.poison.add(sent[1]!.request_id);
     for (const r of sent) writer.add(r);

@@ -92,7 +92,7 @@ export class UsageWriter {
    * after the last one that went in stay queued, as the store itself may have stopped working. False when no row went in.
    */
   private async isolate(batch: UsageRecord[]): Promise<boolean> {
-    const refused: Array<{ record: UsageRecord; err: unknown }> = [];
+    const refused: Array<{ index: number; record: UsageRecord }> = [];
     let written = 0;
     let settled = 0;
     const insertOne = (record: UsageRecord) => this.store.insertUsage([record]).then(() => true, (err: unknown) => err);
@@ -105,19 +105,17 @@ export class UsageWriter {
       if (outcome === true) {
         written++;
         settled = written + refused.length;
-      } else refused.push({ record, err: outcome });
+      } else refused.push({ index: i, record });
     }
     if (written === 0) return false;
     this.failures = 0;
     // A row refused before the last one that went in is tried once more (a passing failure goes in now); refused again, it is left out.
-    for (const { record } of refused) {
-      if (batch.indexOf(record) >= settled) continue;
+    for (const { index, record } of refused) {
+      if (index >= settled) continue;
       const again = await insertOne(record);
       if (again !== true) this.opts.onDropped?.(record, again);
     }
-    const settledRows = batch.slice(0, settled);
-    this.queue.splice(0, settled);
-    for (const r of settledRows) this.queuedBodyChars -= r.body?.length ?? 0;
+    for (const r of this.queue.splice(0, settled)) this.queuedBodyChars -= r.body?.length ?? 0;
     return true;
   }
 

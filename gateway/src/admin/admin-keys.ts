@@ -5,6 +5,7 @@ import { AdminKey, AdminKeyWithSecret, AgentgwError, CreateAdminKey, ErrorBody, 
 import { generateId, generateKey, keyPrefix } from '../security/keys.js';
 import type { Services } from '../services.js';
 import { requireAdmin } from './principal.js';
+import { tenantNamedNotFound } from './references.js';
 
 const Params = z.strictObject({ id: z.string().regex(/^(adk_[0-9A-Za-z]{16}|root)$/, { message: 'must be an admin key id such as adk_0123456789abcdef' }) });
 
@@ -16,7 +17,7 @@ export function adminKeyRoutes(app: FastifyInstance, s: Services): void {
     requireAdmin(req.principal, 'create admin keys');
     const tenantId = req.body.tenant_id ?? null;
     if (tenantId && !(await s.store.getTenant(tenantId))) {
-      throw new AgentgwError('tenant_not_found', `Tenant ${tenantId} does not exist: create it first.`, { param: 'tenant_id' });
+      throw tenantNamedNotFound(tenantId);
     }
     const apiKey = generateKey('adk');
     const key = await s.store.createAdminKey({

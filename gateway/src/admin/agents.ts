@@ -19,6 +19,7 @@ import { generateId, generateKey, keyPrefix } from '../security/keys.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../storage/kysely-store.js';
 import type { Services } from '../services.js';
 import { type Principal, listScope, requireTenant, requireWrite } from './principal.js';
+import { policyNamedNotFound, tenantNamedNotFound } from './references.js';
 
 export const AgentId = z.string().regex(/^agt_[0-9A-Za-z]{16}$/, { message: 'must be an agent id such as agt_0123456789abcdef' });
 const Params = z.strictObject({ id: AgentId });
@@ -41,7 +42,7 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
   async function checkPolicy(p: Principal, tenantId: string, policyId: string | null | undefined): Promise<void> {
     if (!policyId) return;
     const policy = await s.store.getPolicy(policyId);
-    if (!policy) throw new AgentgwError('policy_not_found', `Policy ${policyId} does not exist: create it first or check the id.`, { param: 'policy_id' });
+    if (!policy) throw policyNamedNotFound(policyId);
     if (policy.tenant_id && policy.tenant_id !== tenantId) {
       throw new AgentgwError('tenant_forbidden', `Policy ${policyId} belongs to tenant ${policy.tenant_id}; an agent of ${tenantId} may use only global policies or its own tenant's.`);
     }
@@ -75,7 +76,7 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
         if (replay) return reply.code(201).header('idempotent-replayed', 'true').send(replay);
       }
       if (!(await s.store.getTenant(req.body.tenant_id))) {
-        throw new AgentgwError('tenant_not_found', `Tenant ${req.body.tenant_id} does not exist: create it first.`, { param: 'tenant_id' });
+        throw tenantNamedNotFound(req.body.tenant_id);
       }
       await checkPolicy(req.principal, req.body.tenant_id, req.body.policy_id);
       const apiKey = generateKey('agk');
@@ -170,8 +171,7 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
  * them): the database refused the reference.
  */
 async function vanishedReference(s: Services, tenantId: string, policyId: string | null | undefined): Promise<AgentgwError> {
-  if (!(await s.store.getTenant(tenantId))) return new AgentgwError('tenant_not_found', `Tenant ${tenantId} was deleted meanwhile: create it first.`, { param: 'tenant_id' });
-  return new AgentgwError('policy_not_found', `Policy ${policyId} was deleted meanwhile: create it first, or name another policy.`, { param: 'policy_id' });
+  return (await s.store.getTenant(tenantId)) ? policyNamedNotFound(policyId ?? '') : tenantNamedNotFound(tenantId);
 }
 
 /** Waits briefly for a concurrent request's idempotency row (it is written right after its agent). */

@@ -5,6 +5,7 @@ import { AgentgwError, ErrorBody, PaginationQuery, Policy, PutPolicy, ResourceId
 import type { Services } from '../services.js';
 import { isForeignKeyViolation } from '../storage/kysely-store.js';
 import { listScope, requireAdmin, requireTenant, requireWrite } from './principal.js';
+import { tenantNamedNotFound } from './references.js';
 
 const Params = z.strictObject({ id: ResourceId });
 const ListQuery = PaginationQuery.extend({ tenant_id: ResourceId.optional() });
@@ -32,14 +33,14 @@ export function policyRoutes(app: FastifyInstance, s: Services): void {
         );
       }
       if (!existing && tenantId && !(await s.store.getTenant(tenantId))) {
-        throw new AgentgwError('tenant_not_found', `Tenant ${tenantId} does not exist: create it first.`, { param: 'tenant_id' });
+        throw tenantNamedNotFound(tenantId);
       }
       let stored;
       try {
         stored = await s.store.putPolicy(req.params.id, mergePolicy(existing ?? null, { ...req.body, tenant_id: tenantId }));
       } catch (e) {
         // The tenant was deleted between the check above and the write.
-        if (isForeignKeyViolation(e)) throw new AgentgwError('tenant_not_found', `Tenant ${tenantId} was deleted meanwhile: create it first.`, { param: 'tenant_id' });
+        if (isForeignKeyViolation(e) && tenantId) throw tenantNamedNotFound(tenantId);
         throw e;
       }
       const { policy, created } = stored;

@@ -15,13 +15,9 @@ export interface Outcome {
   model?: string;
 }
 
-/** Longest model name a usage record keeps: the field comes from the client, and may be anything up to the body limit. */
-const MAX_RECORDED_MODEL = 256;
-
-/** The model as recorded: a client's text, cut to a length and without NUL characters (PostgreSQL text cannot hold them). */
+/** The model as recorded: a client's text (at most 256 characters, as validated) without NUL characters, which PostgreSQL text cannot hold. */
 function recordedModel(model: string | null): string | null {
-  if (model === null || (model.length <= MAX_RECORDED_MODEL && !model.includes('\0'))) return model;
-  return model.slice(0, MAX_RECORDED_MODEL).replaceAll('\0', '\uFFFD');
+  return model === null || !model.includes('\0') ? model : model.replaceAll('\0', '\uFFFD');
 }
 
 const BLOCKING_TYPES = new Set(['policy_blocked', 'budget_exceeded', 'rate_limited', 'service_unavailable']);

@@ -70,17 +70,18 @@ export function sendJson(ex: { ctx: { requestId: string; traceId: string }; res:
 /** Nesting beyond which a stack overflow while handling a body is the body's doing, not a bug. */
 const DEEP_NESTING = 100;
 
-/** Levels of arrays and objects in a parsed JSON value, counted without recursion. */
-function jsonDepth(value: unknown): number {
-  let max = 0;
-  const stack: Array<[unknown, number]> = [[value, 0]];
+/** Levels of arrays and objects in a parsed JSON object, counted without recursion, and the top-level field that nests deepest. */
+function jsonDepth(value: unknown): { depth: number; field: string | null } {
+  let depth = 0;
+  let field: string | null = null;
+  const stack: Array<[unknown, number, string | null]> = [[value, 1, null]];
   while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+    const [v, level, top] = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > max) max = depth + 1;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    if (level > depth) [depth, field] = [level, top];
+    for (const [k, child] of Object.entries(v)) if (child !== null && typeof child === 'object') stack.push([child, level + 1, top ?? k]);
   }
-  return max;
+  return { depth, field };
 }
 
 /**
@@ -89,9 +90,11 @@ function jsonDepth(value: unknown): number {
  */
 function tooDeepToProcess(e: unknown, body: unknown): AgentgwError | null {
   if (!(e instanceof RangeError) || !/call stack/i.test(e.message)) return null;
-  const depth = jsonDepth(body);
+  const { depth, field } = jsonDepth(body);
   if (depth <= DEEP_NESTING) return null;
-  return new AgentgwError('validation_failed', `The request body nests arrays and objects ${depth} levels deep, too deep to process: flatten it to a few hundred levels at most.`);
+  return new AgentgwError('validation_failed', `The request body nests arrays and objects ${depth} levels deep${field ? ` in ${field}` : ''}, too deep to process: flatten it to a few hundred levels at most.`, {
+    param: field,
+  });
 }
 
 export class V1Server {

@@ -1,4 +1,8 @@
 // Chat messages whose content is null or absent, which OpenAI refuses (400) and so must every translating adapter.
+import { expect } from 'vitest';
+import { AgentgwError } from '../../contract/errors.js';
+import type { OpenAIChatRequest, ProviderAdapter } from '../spec.js';
+import { ctx } from './fake-upstream.js';
 
 /** An OpenAI tool call of the weather tool the adapter tests use. */
 export function weatherCall(id: string, location: string) {
@@ -32,4 +36,16 @@ export function messagesWithoutContent(callId: string): Array<[string, object[],
       'is missing and the assistant message has no tool_calls',
     ],
   ];
+}
+
+/** Asserts that the adapter refuses `messages` with a 400 on `param` whose message holds `sentence`, plain and streamed. */
+export async function expectRefusedPlainAndStreamed(adapter: ProviderAdapter, model: string, messages: object[], param: string, sentence: string): Promise<void> {
+  for (const stream of [false, true]) {
+    // The request types require content where the gateway's schema does not.
+    const body = { model: `x/${model}`, messages, ...(stream ? { stream } : {}) } as unknown as OpenAIChatRequest;
+    const err = await (stream ? adapter.chatStream(ctx(model), body) : adapter.chat(ctx(model), body)).catch((e: unknown) => e);
+    expect(err, `stream: ${stream}`).toBeInstanceOf(AgentgwError);
+    expect(err, `stream: ${stream}`).toMatchObject({ code: 'validation_failed', status: 400, type: 'invalid_request_error', param });
+    expect((err as Error).message).toContain(sentence);
+  }
 }

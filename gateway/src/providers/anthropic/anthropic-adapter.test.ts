@@ -16,7 +16,7 @@ import {
 import { createProvider } from '../index.js';
 import { countTokens } from '../shared/count-tokens.js';
 import type { OpenAIChatRequest, ProviderAdapter } from '../spec.js';
-import { messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
+import { expectRefusedPlainAndStreamed, messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
 
 /** What the 1-hour fixtures bill: cache_creation_input_tokens 1873 = ephemeral_5m_input_tokens 349 + ephemeral_1h_input_tokens 1524. */
 const CACHE_WRITE_1H_USAGE = {
@@ -625,13 +625,7 @@ describe('anthropic adapter: messages without content', () => {
 
   it.each(refused)('answers 400 to %s, plain and streamed, before calling Anthropic', async (_, messages, param, sentence) => {
     upstream.respond(jsonReply(200, fixtures.json('message.json')));
-    for (const stream of [false, true]) {
-      const body = request(messages, stream);
-      const err = await (stream ? adapter.chatStream(ctx('claude-sonnet-4-5'), body) : adapter.chat(ctx('claude-sonnet-4-5'), body)).catch((e: unknown) => e);
-      expect(err, `stream: ${stream}`).toBeInstanceOf(AgentgwError);
-      expect(err, `stream: ${stream}`).toMatchObject({ code: 'validation_failed', status: 400, type: 'invalid_request_error', param });
-      expect((err as Error).message).toContain(sentence);
-    }
+    await expectRefusedPlainAndStreamed(adapter, 'claude-sonnet-4-5', messages, param, sentence);
     expect(upstream.requests).toHaveLength(0);
   });
 

@@ -20,7 +20,7 @@ import {
 import { createProvider } from '../index.js';
 import { countTokens } from '../shared/count-tokens.js';
 import type { ChatStream, OpenAIChatRequest, ProviderAdapter } from '../spec.js';
-import { messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
+import { expectRefusedPlainAndStreamed, messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
 
 const fixtures = fixtureReader(import.meta.url);
 const MODEL = 'anthropic.claude-3-5-haiku-20241022-v1:0';
@@ -569,13 +569,7 @@ describe('bedrock adapter: messages without content', () => {
 
   it.each(refused)('answers 400 to %s, plain and streamed, before calling Bedrock', async (_, messages, param, sentence) => {
     upstream.respond(jsonReply(200, fixtures.json('converse.json')));
-    for (const stream of [false, true]) {
-      const body = request(messages, stream);
-      const err = await (stream ? adapter.chatStream(ctx(MODEL), body) : adapter.chat(ctx(MODEL), body)).catch((e: unknown) => e);
-      expect(err, `stream: ${stream}`).toBeInstanceOf(AgentgwError);
-      expect(err, `stream: ${stream}`).toMatchObject({ code: 'validation_failed', status: 400, type: 'invalid_request_error', param });
-      expect((err as Error).message).toContain(sentence);
-    }
+    await expectRefusedPlainAndStreamed(adapter, MODEL, messages, param, sentence);
     expect(upstream.requests).toHaveLength(0);
   });
 

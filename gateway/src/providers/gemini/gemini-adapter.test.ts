@@ -16,7 +16,7 @@ import {
 import { createProvider } from '../index.js';
 import { countTokens, estimateEmbeddingTokens, estimatePromptTokens } from '../shared/count-tokens.js';
 import type { ChatStream, OpenAIChatRequest, ProviderAdapter } from '../spec.js';
-import { messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
+import { expectRefusedPlainAndStreamed, messagesWithoutContent, weatherCall } from '../__fixtures__/messages-without-content.js';
 
 const fixtures = fixtureReader(import.meta.url);
 const API_KEY = 'AIzaSyTest0123456789abcdefghijklmnopq';
@@ -253,13 +253,7 @@ describe('gemini adapter: messages without content', () => {
 
   it.each(refused)('answers 400 to %s, plain and streamed, before calling Gemini', async (_, messages, param, sentence) => {
     upstream.respond(jsonReply(200, fixtures.json('generate-content.json')));
-    for (const stream of [false, true]) {
-      const body = request(messages, stream);
-      const err = await (stream ? adapter.chatStream(ctx('gemini-2.5-flash'), body) : adapter.chat(ctx('gemini-2.5-flash'), body)).catch((e: unknown) => e);
-      expect(err, `stream: ${stream}`).toBeInstanceOf(AgentgwError);
-      expect(err, `stream: ${stream}`).toMatchObject({ code: 'validation_failed', status: 400, type: 'invalid_request_error', param });
-      expect((err as Error).message).toContain(sentence);
-    }
+    await expectRefusedPlainAndStreamed(adapter, 'gemini-2.5-flash', messages, param, sentence);
     expect(upstream.requests).toHaveLength(0);
   });
 
