@@ -88,19 +88,22 @@ async function expectValidSignature(req: RecordedRequest): Promise<void> {
   expect(auth).toBe(expected.headers.authorization);
 }
 
+/** The Bedrock provider pointed at a fake upstream, signing with the test credentials. */
+const bedrockOn = (url: string) =>
+  createProvider('bedrock', {
+    type: 'bedrock',
+    base_url: url,
+    region: 'us-west-2',
+    access_key_id: CREDENTIALS.accessKeyId,
+    secret_access_key: CREDENTIALS.secretAccessKey,
+    session_token: CREDENTIALS.sessionToken,
+  });
+
 describe('bedrock adapter', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
   adapterOnFakeUpstream(
-    (url) =>
-      createProvider('bedrock', {
-        type: 'bedrock',
-        base_url: url,
-        region: 'us-west-2',
-        access_key_id: CREDENTIALS.accessKeyId,
-        secret_access_key: CREDENTIALS.secretAccessKey,
-        session_token: CREDENTIALS.sessionToken,
-      }),
+    bedrockOn,
     (u, a) => ((upstream = u), (adapter = a)),
   );
 
@@ -361,15 +364,7 @@ describe('bedrock adapter: prompt-cache breakpoints', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
   adapterOnFakeUpstream(
-    (url) =>
-      createProvider('bedrock', {
-        type: 'bedrock',
-        base_url: url,
-        region: 'us-west-2',
-        access_key_id: CREDENTIALS.accessKeyId,
-        secret_access_key: CREDENTIALS.secretAccessKey,
-        session_token: CREDENTIALS.sessionToken,
-      }),
+    bedrockOn,
     (u, a) => ((upstream = u), (adapter = a)),
   );
   /** The request types know no cache_control: the gateway's schema passes it through as an extra key. */
@@ -551,15 +546,7 @@ describe('bedrock adapter: messages without content', () => {
   let upstream: FakeUpstream;
   let adapter: ProviderAdapter;
   adapterOnFakeUpstream(
-    (url) =>
-      createProvider('bedrock', {
-        type: 'bedrock',
-        base_url: url,
-        region: 'us-west-2',
-        access_key_id: CREDENTIALS.accessKeyId,
-        secret_access_key: CREDENTIALS.secretAccessKey,
-        session_token: CREDENTIALS.sessionToken,
-      }),
+    bedrockOn,
     (u, a) => ((upstream = u), (adapter = a)),
   );
   /** The request types require content where the gateway's schema does not. */
