@@ -8,7 +8,7 @@ import { frameworkErrors, registerErrorHandling } from './http/error-handler.js'
 import { newRequestId } from './http/request-id.js';
 import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import { V1Server } from './gateway/v1-server.js';
+import { V1Server } from './data-plane/v1-server.js';
 import type { Runtime } from './runtime.js';
 
 export interface AppOptions {

@@ -71,7 +71,8 @@ export class AgentgwError extends Error {
     this.status = ERROR_CODES[code].status;
     this.type = ERROR_CODES[code].type;
     this.param = opts.param ?? null;
-    this.headers = opts.headers ?? {};
+    // A refusal that a retry cannot change: the OpenAI and Anthropic SDKs honour this header and do not retry.
+    this.headers = this.type === 'budget_exceeded' || this.type === 'policy_blocked' ? { 'x-should-retry': 'false', ...opts.headers } : (opts.headers ?? {});
   }
 
   /** Upstream failures worth trying the next fallback target for. */

@@ -28,6 +28,7 @@ export const Rules = z
     max_cost_per_trace: Usd.nullable(),
     rpm: Count.nullable(),
     tpm: Count.nullable(),
+    clamp_output: z.boolean(),
   })
   .meta({ id: 'Rules' });
 export type Rules = z.infer<typeof Rules>;
@@ -40,6 +41,7 @@ export const DEFAULT_RULES: Rules = {
   max_cost_per_trace: null,
   rpm: null,
   tpm: null,
+  clamp_output: false,
 };
 
 /** Rules as written: every field optional; null clears an optional rule. */
@@ -51,6 +53,7 @@ export const RulesInput = z.strictObject({
   max_cost_per_trace: Usd.nullable().optional(),
   rpm: Count.nullable().optional(),
   tpm: Count.nullable().optional(),
+  clamp_output: z.boolean().optional(),
 });
 export type RulesInput = z.infer<typeof RulesInput>;
 

@@ -21,6 +21,8 @@ export const TraceRequest = z
   .object({
     request_id: z.string(),
     step: z.number().int(),
+    /** The API the client spoke: chat.completions, embeddings, messages. */
+    endpoint: z.string(),
     model: z.string().nullable(),
     provider: z.string().nullable(),
     stream: z.boolean(),
@@ -29,6 +31,8 @@ export const TraceRequest = z
     error_code: z.string().nullable(),
     prompt_tokens: z.number().int(),
     completion_tokens: z.number().int(),
+    cached_tokens: z.number().int(),
+    reasoning_tokens: z.number().int(),
     cost: z.number(),
     latency_ms: z.number(),
     ttft_ms: z.number().nullable(),

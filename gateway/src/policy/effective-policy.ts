@@ -1,3 +1,4 @@
+import { effectiveDailyLimit } from '../accounting/budget-window.js';
 import { AgentgwError, type Policy, type Rules } from '../contract/index.js';
 import type { StoredAgent } from '../storage/store.js';
 
@@ -11,6 +12,20 @@ export interface EffectivePolicy {
   tpm: number | null;
   retryBlocks: Array<NonNullable<Rules['retry_block']>>;
   captureBodies: boolean;
+  /** Some policy sets a daily limit (its own, or its monthly budget spread over the month). */
+  dailyBudgeted: boolean;
+  /** Some policy lowers output limits to fit instead of refusing (rules.clamp_output). */
+  clampOutput: boolean;
+}
+
+/** The daily limit that applies: each policy's own (explicit, or its monthly budget / days in month), the tightest. */
+export function tightestDailyLimit(eff: EffectivePolicy, now: Date): number | null {
+  let limit: number | null = null;
+  for (const p of eff.policies) {
+    const d = effectiveDailyLimit(p, now);
+    if (d !== null && (limit === null || d < limit)) limit = d;
+  }
+  return limit;
 }
 
 function minOf(values: Array<number | null>): number | null {
@@ -55,5 +70,7 @@ export function effectivePolicy(
     tpm: minOf(policies.map((p) => p.rules.tpm)),
     retryBlocks: tightestPerWindow(policies.flatMap((p) => (p.rules.retry_block ? [p.rules.retry_block] : []))),
     captureBodies: policies.some((p) => p.labels.capture_bodies === 'true'),
+    dailyBudgeted: policies.some((p) => p.daily_budget !== null || p.monthly_budget !== null),
+    clampOutput: policies.some((p) => p.rules.clamp_output),
   };
 }

@@ -1,4 +1,5 @@
 import { AgentgwError } from '../contract/index.js';
+import type { Check } from './admitting.js';
 
 const cache = new Map<string, RegExp>();
 
@@ -30,3 +31,11 @@ export function modelNotAllowed(model: string, policyId: string): AgentgwError {
     { param: 'model' },
   );
 }
+
+/** The model allow-list: the request plan keeps only targets every policy allows; none left is a 403. */
+export const modelAllowListCheck: Check = {
+  name: 'model_allow_list',
+  run(a) {
+    if (a.targets.length === 0) throw modelNotAllowed(a.model, a.blockingPolicy);
+  },
+};

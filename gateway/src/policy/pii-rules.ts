@@ -1,5 +1,6 @@
 import { AgentgwError, type PiiType, type Policy } from '../contract/index.js';
-import { redactRequestPii, scanRequestPii } from './pii/index.js';
+import type { Check } from './admitting.js';
+import { redactRequestPii, scanRequestPii, type TextWalker } from './pii/index.js';
 
 interface PiiPlan {
   active: readonly Policy[];
@@ -26,12 +27,13 @@ function piiPlan(policies: readonly Policy[]): PiiPlan {
 export function applyPiiRules(
   policies: readonly Policy[],
   body: Record<string, unknown>,
+  walk?: TextWalker,
 ): { body: Record<string, unknown>; found: PiiType[]; blocked?: AgentgwError } {
   const { active, types } = piiPlan(policies);
   if (active.length === 0) return { body, found: [] };
   let found: PiiType[];
   try {
-    found = [...scanRequestPii(body, types)];
+    found = [...scanRequestPii(body, types, walk)];
   } catch {
     throw new AgentgwError('pii_detected', 'PII detection could not scan this request, so it was blocked: simplify the request and retry.');
   }
@@ -50,8 +52,19 @@ export function applyPiiRules(
   }
   const redactTypes = [...new Set(active.filter((p) => p.rules.pii === 'redact').flatMap((p) => p.rules.pii_types))].filter((t) => found.includes(t));
   try {
-    return { body: redactRequestPii(body, redactTypes).body, found };
+    return { body: redactRequestPii(body, redactTypes, walk).body, found };
   } catch {
     throw new AgentgwError('pii_detected', 'PII redaction failed for this request, so it was blocked: simplify the request and retry.');
   }
 }
+
+/** PII: block answers 403 (the types found are still recorded), redact forwards an edited copy. */
+export const piiCheck: Check = {
+  name: 'pii',
+  run(a) {
+    const pii = applyPiiRules(a.eff.policies, a.body, a.view.visitTexts);
+    a.piiTypes = pii.found;
+    if (pii.blocked) throw pii.blocked;
+    a.body = pii.body;
+  },
+};

@@ -2,8 +2,8 @@
 // gateway's request validation and reach Anthropic as cache_control, Bedrock as cachePoint blocks, and an
 // OpenAI-compatible upstream untouched; a request Anthropic would refuse is answered 400 by the gateway.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { fastValidChat } from '../gateway/fast-validate.js';
-import { ChatCompletionRequest } from '../gateway/request-schemas.js';
+import { fastValidChat } from '../data-plane/fast-validate.js';
+import { ChatCompletionRequest } from '../contract/data-plane-requests.js';
 import { adminClient } from '../test-support/admin.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 import { FakeUpstream, fixtureReader } from './__fixtures__/fake-upstream.js';

@@ -25,6 +25,8 @@ export interface Usage {
    * For billing only, like cache_write_prompt_tokens.
    */
   cache_write_1h_prompt_tokens?: number;
+  /** Of completion_tokens, those spent reasoning, when the provider reports it. */
+  reasoning_tokens?: number;
   estimated: boolean;
 }
 
@@ -85,6 +87,33 @@ export interface EmbeddingsResult {
   raw?: string;
 }
 
+/** A call of Anthropic's Messages API sent natively: the body as the client wrote it (with the target's model). */
+export interface MessagesCallContext extends CallContext {
+  /** anthropic-version and anthropic-beta as the client sent them; the adapter's configured version when absent. */
+  clientHeaders: Record<string, string>;
+  /** `?beta=true` when the client asked for it, else ''. */
+  query: string;
+  /** Counts the prompt when the upstream reports no usage. */
+  estimatePromptTokens: () => number;
+}
+
+export interface MessagesResult {
+  /** The upstream's JSON text of the message, passed on as it is. */
+  text: string;
+  usage: Usage;
+}
+
+/**
+ * The Messages API of an upstream that speaks it: request and answer pass through as sent. Its stream's frames are the
+ * upstream's own SSE events (`event: ...\ndata: ...\n\n`), unchanged.
+ */
+export interface NativeMessages {
+  create(ctx: MessagesCallContext, body: string): Promise<MessagesResult>;
+  stream(ctx: MessagesCallContext, body: string): Promise<ChatStream>;
+  /** POST /messages/count_tokens: the upstream's JSON text. */
+  countTokens(ctx: MessagesCallContext, body: string): Promise<string>;
+}
+
 /**
  * One configured upstream. Every method rejects with an AgentgwError for upstream problems:
  * `upstream_unavailable` / `upstream_timeout` are retryable (`err.isRetryable`: try the next fallback target),
@@ -107,6 +136,8 @@ export interface ProviderAdapter {
   /** Resolves once the upstream answered 2xx, so failures before the first byte can still fall back to the next target. */
   chatStream(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatStream>;
   embeddings(ctx: CallContext, body: OpenAIEmbeddingsRequest): Promise<EmbeddingsResult>;
+  /** Present when the upstream speaks Anthropic's Messages API natively. */
+  readonly messages?: NativeMessages;
   /** Closes its connection pool; in-flight requests finish first. */
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
-import { type AdminKey, type Agent, AgentgwError, type Policy, type Role, type Tenant, type TraceRequest, type TraceSummary, type UsageRow } from '../contract/index.js';
+import { type AdminKey, type Agent, AgentgwError, DEFAULT_RULES, type Policy, type Role, type Tenant, type TraceRequest, type TraceSummary, type UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
 import type { Database } from './schema.js';
 import type {
@@ -74,7 +74,8 @@ function toPolicy(r: Database['policies']): Policy {
     monthly_budget: r.monthly_budget === null ? null : Number(r.monthly_budget),
     daily_budget: r.daily_budget === null ? null : Number(r.daily_budget),
     allowed_models: r.allowed_models === null ? null : JSON.parse(r.allowed_models),
-    rules: JSON.parse(r.rules),
+    // Rules added by a later release read as their defaults in policies stored before it.
+    rules: { ...DEFAULT_RULES, ...JSON.parse(r.rules) },
     labels: JSON.parse(r.labels),
     created_at: r.created_at,
     updated_at: r.updated_at,
@@ -497,6 +498,7 @@ export class KyselyStore implements Store {
       .select([
         'seq', 'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
         'prompt_tokens', 'completion_tokens', 'cost', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types',
+        'endpoint', 'cached_tokens', 'reasoning_tokens',
       ])
       .where('trace_id', '=', traceId);
     if (tenantId) q = q.where('tenant_id', '=', tenantId);
@@ -507,6 +509,7 @@ export class KyselyStore implements Store {
     const requests: TraceRequest[] = rows.map((r, i) => ({
       request_id: r.request_id,
       step: i + 1,
+      endpoint: r.endpoint,
       model: r.model,
       provider: r.provider,
       stream: !!r.stream,
@@ -515,6 +518,8 @@ export class KyselyStore implements Store {
       error_code: r.error_code,
       prompt_tokens: r.prompt_tokens,
       completion_tokens: r.completion_tokens,
+      cached_tokens: Number(r.cached_tokens),
+      reasoning_tokens: Number(r.reasoning_tokens),
       cost: round(Number(r.cost)),
       latency_ms: Number(r.latency_ms),
       ttft_ms: r.ttft_ms === null ? null : Number(r.ttft_ms),

@@ -100,6 +100,14 @@ function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.createIndex('usage_tenant_time').on('usage_records').columns(['tenant_id', 'started_at']).execute();
     },
   },
+  '0004_usage_endpoint_tokens': {
+    // Trace steps name the API the client spoke; rows written before read as chat completions, the only chat dialect then.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('usage_records').addColumn('endpoint', 'text', (c) => c.notNull().defaultTo('chat.completions')).execute();
+      await db.schema.alterTable('usage_records').addColumn('cached_tokens', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('usage_records').addColumn('reasoning_tokens', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
   };
 }
 

@@ -57,5 +57,8 @@ export interface Database {
     started_at: string;
     pii_types: string;
     body: string | null;
+    endpoint: string;
+    cached_tokens: number;
+    reasoning_tokens: number;
   };
 }

@@ -38,6 +38,12 @@ export interface UsageRecord {
   started_at: string;
   pii_types: string[];
   body: string | null;
+  /** The API the client spoke: chat.completions, embeddings, messages, ... */
+  endpoint: string;
+  /** Of prompt_tokens, those read from the provider's prompt cache. */
+  cached_tokens: number;
+  /** Of completion_tokens, those spent reasoning, when the provider says. */
+  reasoning_tokens: number;
 }
 
 export interface TraceFilter {

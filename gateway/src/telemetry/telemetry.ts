@@ -1,4 +1,4 @@
-import type { RequestContext } from '../gateway/request-context.js';
+import type { RequestContext } from '../data-plane/request-context.js';
 import type { UsageRecord } from '../storage/store.js';
 import { Metrics } from './metrics.js';
 import type { GenAiSpans } from './otel.js';

@@ -98,6 +98,8 @@ export const RESOURCE_SPECS: Record<ResourceType, ResourceSpec> = {
       'rules.max_cost_per_trace': 'USD cap on the spend of one trace; unset = none.',
       'rules.rpm': 'Requests per minute per agent; unset = unlimited.',
       'rules.tpm': 'Tokens per minute per agent; unset = unlimited.',
+      'rules.clamp_output':
+        'Lower the output limit of a request whose worst case passes the per-request cap or what is left of a budget, instead of refusing it (never below 256 tokens; default false).',
       labels: LABELS_DOC,
     },
   },

@@ -6,6 +6,7 @@ function step(n: number, offsetMs: number, r: Partial<TraceRequest>): TraceReque
   return {
     request_id: `req_${n}`,
     step: n,
+    endpoint: 'chat.completions',
     model: 'openai/gpt-4o-mini',
     provider: 'openai',
     stream: false,
@@ -14,6 +15,8 @@ function step(n: number, offsetMs: number, r: Partial<TraceRequest>): TraceReque
     error_code: null,
     prompt_tokens: 0,
     completion_tokens: 0,
+    cached_tokens: 0,
+    reasoning_tokens: 0,
     cost: 0,
     latency_ms: 0,
     ttft_ms: null,

@@ -1,4 +1,4 @@
 export { detectPii } from './detect-pii.js';
 export { redactPii, redactionMarker } from './redact-pii.js';
-export { scanRequestPii, redactRequestPii } from './scan-request.js';
+export { scanRequestPii, redactRequestPii, type TextWalker } from './scan-request.js';
 export type { PiiMatch } from './pii-match.js';

@@ -4,7 +4,12 @@ import { detectPiiLabelled } from './detect-labelled.js';
 import { mapJsonStrings } from './json-text.js';
 import type { PiiMatch } from './pii-match.js';
 import { redactUntilClean, typesOf } from './redact-pii.js';
-import { visitRequestTexts } from './request-texts.js';
+import { type TextVisitor, visitRequestTexts } from './request-texts.js';
+
+/** Walks the texts of a request body of some dialect (chat completions and embeddings by default). */
+export type TextWalker = (body: Record<string, unknown>, visit: TextVisitor) => void;
+
+const walkChat: TextWalker = (body, visit) => visitRequestTexts(body, visit);
 
 type TextKind = 'text' | 'json';
 
@@ -73,11 +78,11 @@ class CleanTexts {
 
 const cleanTexts = new CleanTexts();
 
-/** The PII types found anywhere in a chat completions or embeddings request body, in the contract's order. */
-export function scanRequestPii(body: unknown, types: readonly PiiType[]): PiiType[] {
+/** The PII types found in the texts `walk` visits (a chat completions or embeddings body by default), in the contract's order. */
+export function scanRequestPii(body: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker = walkChat): PiiType[] {
   if (types.length === 0) return [];
   const found: PiiMatch[] = [];
-  visitRequestTexts(body, (text, field) => {
+  walk(body, (text, field) => {
     const kind = kindOf(field);
     if (kind === 'text' && cleanTexts.has(types, text)) return undefined;
     const before = found.length;
@@ -89,10 +94,10 @@ export function scanRequestPii(body: unknown, types: readonly PiiType[]): PiiTyp
 }
 
 /** A redacted deep copy of a request body (the input is left untouched) and the PII types replaced. */
-export function redactRequestPii<T>(body: T, types: readonly PiiType[]): { body: T; types: PiiType[] } {
+export function redactRequestPii<T extends Record<string, unknown>>(body: T, types: readonly PiiType[], walk: TextWalker = walkChat): { body: T; types: PiiType[] } {
   const copy = structuredClone(body);
   if (types.length === 0) return { body: copy, types: [] };
   const found: PiiMatch[] = [];
-  visitRequestTexts(copy, (text, field) => processText(text, kindOf(field), types, true, found));
+  walk(copy, (text, field) => processText(text, kindOf(field), types, true, found));
   return { body: copy, types: typesOf(found) };
 }

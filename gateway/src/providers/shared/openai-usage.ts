@@ -20,5 +20,7 @@ export function fromOpenAIUsage(usage: unknown): Usage | null {
   const out: Usage = { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, estimated: false };
   const cached = u.prompt_tokens_details?.cached_tokens;
   if (typeof cached === 'number') out.cached_prompt_tokens = cached;
+  const reasoning = u.completion_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === 'number') out.reasoning_tokens = reasoning;
   return out;
 }

@@ -181,6 +181,12 @@ export class PolicyRulesRetryBlockOutputReference extends cdktf.ComplexObject {
 }
 export interface PolicyRules {
   /**
+  * Lower the output limit of a request whose worst case passes the per-request cap or what is left of a budget, instead of refusing it (never below 256 tokens; default false).
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#clamp_output Policy#clamp_output}
+  */
+  readonly clampOutput?: boolean | cdktf.IResolvable;
+  /**
   * USD cap on the worst-case cost of one request; unset = none.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#max_cost_per_request Policy#max_cost_per_request}
@@ -230,6 +236,7 @@ export function policyRulesToTerraform(struct?: PolicyRules | cdktf.IResolvable)
     throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
   }
   return {
+    clamp_output: cdktf.booleanToTerraform(struct!.clampOutput),
     max_cost_per_request: cdktf.numberToTerraform(struct!.maxCostPerRequest),
     max_cost_per_trace: cdktf.numberToTerraform(struct!.maxCostPerTrace),
     pii: cdktf.stringToTerraform(struct!.pii),
@@ -247,6 +254,12 @@ export function policyRulesToHclTerraform(struct?: PolicyRules | cdktf.IResolvab
     throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
   }
   const attrs = {
+    clamp_output: {
+      value: cdktf.booleanToHclTerraform(struct!.clampOutput),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "boolean",
+    },
     max_cost_per_request: {
       value: cdktf.numberToHclTerraform(struct!.maxCostPerRequest),
       isBlock: false,
@@ -313,6 +326,10 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
     }
     let hasAnyValues = this.isEmptyObject;
     const internalValueResult: any = {};
+    if (this._clampOutput !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.clampOutput = this._clampOutput;
+    }
     if (this._maxCostPerRequest !== undefined) {
       hasAnyValues = true;
       internalValueResult.maxCostPerRequest = this._maxCostPerRequest;
@@ -348,6 +365,7 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
     if (value === undefined) {
       this.isEmptyObject = false;
       this.resolvableValue = undefined;
+      this._clampOutput = undefined;
       this._maxCostPerRequest = undefined;
       this._maxCostPerTrace = undefined;
       this._pii = undefined;
@@ -363,6 +381,7 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
     else {
       this.isEmptyObject = Object.keys(value).length === 0;
       this.resolvableValue = undefined;
+      this._clampOutput = value.clampOutput;
       this._maxCostPerRequest = value.maxCostPerRequest;
       this._maxCostPerTrace = value.maxCostPerTrace;
       this._pii = value.pii;
@@ -371,6 +390,22 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
       this._rpm = value.rpm;
       this._tpm = value.tpm;
     }
+  }
+
+  // clamp_output - computed: false, optional: true, required: false
+  private _clampOutput?: boolean | cdktf.IResolvable; 
+  public get clampOutput() {
+    return this.getBooleanAttribute('clamp_output');
+  }
+  public set clampOutput(value: boolean | cdktf.IResolvable) {
+    this._clampOutput = value;
+  }
+  public resetClampOutput() {
+    this._clampOutput = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get clampOutputInput() {
+    return this._clampOutput;
   }
 
   // max_cost_per_request - computed: false, optional: true, required: false

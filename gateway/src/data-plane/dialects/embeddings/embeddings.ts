@@ -1,18 +1,19 @@
-import { checkedUsage } from '../accounting/usage-counts.js';
-import type { EmbeddingsResult, OpenAIEmbeddingsRequest } from '../providers/spec.js';
-import { type PricedTarget, actualCost, admit, withFallback } from './admission.js';
-import type { DataPlane } from './data-plane.js';
-import { ClientAbort } from './client-abort.js';
-import { fastValidEmbeddings } from './fast-validate.js';
-import { parseBody } from './parse-body.js';
-import { EmbeddingsRequest } from './request-schemas.js';
-import { type Exchange, sendJson } from './v1-server.js';
+import { checkedUsage } from '../../../accounting/usage-counts.js';
+import type { EmbeddingsResult, OpenAIEmbeddingsRequest } from '../../../providers/spec.js';
+import { type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
+import type { DataPlane } from '../../data-plane.js';
+import { ClientAbort } from '../../client-abort.js';
+import { fastValidEmbeddings } from '../../fast-validate.js';
+import { parseBody } from '../../parse-body.js';
+import { EmbeddingsRequest } from '../../../contract/data-plane-requests.js';
+import { type Exchange, sendJson } from '../../exchange.js';
+import { embeddingsPolicyView } from './embeddings-policy-view.js';
 
 /** POST /v1/embeddings: the same checks as chat, no output tokens. */
 export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
   const ctx = ex.ctx;
   const body = fastValidEmbeddings(rawBody) ? (rawBody as EmbeddingsRequest) : parseBody(EmbeddingsRequest, rawBody);
-  const a = await admit(dp, ctx, body as never, 'embeddings');
+  const a = await admit(dp, ctx, body, embeddingsPolicyView);
   const abort = new ClientAbort(ex.res);
   try {
     let answered: { result: EmbeddingsResult; target: PricedTarget };

@@ -44,5 +44,8 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     started_at: ctx.startedAtIso,
     pii_types: ctx.piiTypes,
     body: ctx.capturedBody ?? null,
+    endpoint: ctx.endpoint,
+    cached_tokens: o.usage?.cached_prompt_tokens ?? 0,
+    reasoning_tokens: o.usage?.reasoning_tokens ?? 0,
   };
 }

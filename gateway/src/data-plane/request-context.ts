@@ -1,5 +1,6 @@
 import type { PiiType } from '../contract/index.js';
 import type { EffectivePolicy } from '../policy/effective-policy.js';
+import type { Endpoint } from '../policy/policy-view.js';
 import type { StoredAgent } from '../storage/store.js';
 
 /** What the data plane knows about one request as it moves through the checks. */
@@ -17,6 +18,10 @@ export interface RequestContext {
   provider: string | null;
   stream: boolean;
   operation: 'chat' | 'embeddings';
+  /** The API the client spoke, recorded on the trace step. */
+  endpoint: Endpoint;
+  /** The error body shape the client reads: OpenAI's, or Anthropic's on /v1/messages. */
+  errorDialect: 'openai' | 'anthropic';
   piiTypes: PiiType[];
   /** Redacted body kept for the trace when a policy opted in with the capture_bodies label. */
   capturedBody?: string;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import secureJson from 'secure-json-parse';
 import { describe, expect, it } from 'vitest';
-import { parseJsonBody } from './v1-server.js';
+import { parseJsonBody } from './exchange.js';
 
 const guarded = (text: string) => secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
 const outcome = (f: () => unknown) => {

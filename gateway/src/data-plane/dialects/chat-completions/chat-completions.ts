@@ -1,15 +1,16 @@
-import type { ServerResponse } from 'node:http';
-import { checkedUsage } from '../accounting/usage-counts.js';
-import { AgentgwError, isAgentgwError } from '../contract/index.js';
-import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../providers/spec.js';
-import { toAgentgwError } from '../http/error-handler.js';
-import { type Admission, type PricedTarget, actualCost, admit, withFallback } from './admission.js';
-import type { DataPlane } from './data-plane.js';
-import { ChatCompletionRequest } from './request-schemas.js';
-import { ClientAbort } from './client-abort.js';
-import { fastValidChat } from './fast-validate.js';
-import { parseBody } from './parse-body.js';
-import { type Exchange, sendJson } from './v1-server.js';
+import { checkedUsage } from '../../../accounting/usage-counts.js';
+import { AgentgwError, isAgentgwError } from '../../../contract/index.js';
+import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../../../providers/spec.js';
+import { toAgentgwError } from '../../../http/error-handler.js';
+import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
+import type { DataPlane } from '../../data-plane.js';
+import { ChatCompletionRequest } from '../../../contract/data-plane-requests.js';
+import { ClientAbort } from '../../client-abort.js';
+import { fastValidChat } from '../../fast-validate.js';
+import { parseBody } from '../../parse-body.js';
+import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
+import { SseWriter } from '../../sse-writer.js';
+import { chatPolicyView } from './chat-policy-view.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
 export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
@@ -17,7 +18,7 @@ export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unkn
   // Ordinary bodies pass the hand-written check; anything else (and every error message) is zod's.
   const body = fastValidChat(rawBody) ? (rawBody as ChatCompletionRequest) : parseBody(ChatCompletionRequest, rawBody);
   ctx.stream = body.stream === true;
-  const admission = await admit(dp, ctx, body as never, 'chat');
+  const admission = await admit(dp, ctx, body, chatPolicyView);
   const abort = new ClientAbort(ex.res);
   try {
     if (ctx.stream) await streamChat(dp, ex, admission, abort);
@@ -42,7 +43,7 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: C
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
   // The answer goes first: settling the budget hold (a round trip with Redis) adds nothing to the caller's wait.
-  sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
+  sendJson(ex, 200, result.raw ?? JSON.stringify(result.body), clampedHeader(a));
   dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
   await dp.settle(a, ctx, cost, usage);
 }
@@ -69,31 +70,18 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
     'cache-control', 'no-cache',
     'x-request-id', ctx.requestId,
     'x-agent-trace-id', ctx.traceId,
+    ...(a.clampedMaxTokens !== null ? ['x-agentgw-clamped-max-tokens', String(a.clampedMaxTokens)] : []),
   ]);
   let ttft: number | null = null;
   let failure: AgentgwError | undefined;
-  // The connection is corked, never the response: Node 22 keeps a corked response's chunks in a buffer of its own and
-  // end() sends the closing chunk ahead of them. Writes to a corked socket stay in order, and end() uncorks it fully, so
-  // frames that arrive with the upstream's end leave with [DONE] and the closing chunk in one write, on Node 20 and 22.
-  const socket = raw.socket;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    socket?.uncork();
-  };
+  const out = new SseWriter(raw, abort);
   try {
     for await (const first of stream) {
       if (ttft === null) ttft = performance.now() - ctx.startedAt;
       // Frames parsed from the same upstream read go out in one write.
       const rest = stream.takeReady?.();
-      const frames = rest ? first + rest : first;
-      // Writes within one turn leave in one socket write; the next tick sends them, so none waits longer.
-      if (!corked && socket) {
-        corked = true;
-        socket.cork();
-        process.nextTick(uncork);
-      }
-      if (!raw.write(frames)) await waitForDrain(raw, abort);
+      const full = out.write(rest ? first + rest : first);
+      if (full) await full;
       if (abort.aborted) break;
     }
   } catch (e) {
@@ -103,10 +91,7 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
   const usage = checkedUsage(stream.usage());
   const cost = actualCost(target, usage);
-  if (!abort.aborted && !raw.destroyed) {
-    if (failure) raw.write(`data: ${JSON.stringify(failure.toBody())}\n\n`);
-    raw.end('data: [DONE]\n\n');
-  }
+  out.end(failure ? `data: ${JSON.stringify(failure.toBody())}\n\ndata: [DONE]\n\n` : 'data: [DONE]\n\n');
   dp.record(ctx, {
     httpStatus: 200,
     error: failure,
@@ -118,20 +103,3 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   });
   await dp.settle(a, ctx, cost, usage);
 }
-
-/** Resolves when the client's buffer drained, the client left, or the connection closed, whichever comes first. */
-function waitForDrain(raw: ServerResponse, signal: CancelSignal): Promise<void> {
-  if (signal.aborted || raw.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      raw.off('drain', done);
-      raw.off('close', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    raw.once('drain', done);
-    raw.once('close', done);
-    signal.addEventListener('abort', done);
-  });
-}
-

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { fastValidChat, fastValidEmbeddings } from './fast-validate.js';
-import { ChatCompletionRequest, EmbeddingsRequest } from './request-schemas.js';
+import { ChatCompletionRequest, EmbeddingsRequest } from '../contract/data-plane-requests.js';
 
 type Fast = (b: unknown) => boolean;
 type Schema = typeof ChatCompletionRequest | typeof EmbeddingsRequest;

@@ -1,7 +1,7 @@
 import { effectivePolicy } from '../policy/effective-policy.js';
 import { modelAllowed } from '../policy/model-allowlist.js';
 import type { DataPlane } from './data-plane.js';
-import { type Exchange, sendJson } from './v1-server.js';
+import { type Exchange, sendJson } from './exchange.js';
 
 /** GET /v1/models: the models and aliases every policy of this request allows, in OpenAI's list format. */
 export function models(dp: DataPlane, ex: Exchange): void {

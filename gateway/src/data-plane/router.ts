@@ -1,6 +1,11 @@
 import { AgentgwError } from '../contract/index.js';
 import type { ProviderAdapter } from '../providers/spec.js';
 
+/** `claude-*`: `*` any run of characters, `?` one; everything else literal. */
+function globPattern(glob: string): RegExp {
+  return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+}
+
 /** One place a model name can be served: `provider/model`, in fallback order. */
 export interface Target {
   /** `provider/model` */
@@ -13,6 +18,8 @@ export interface Target {
 /** Resolves `provider/model` ids and configured aliases into ordered fallback targets. */
 export class Router {
   private readonly aliases = new Map<string, Target[]>();
+  /** Alias keys with `*` or `?` (`claude-*`), tried in configuration order when no exact alias or provider/model matches. */
+  private readonly globs: Array<{ pattern: RegExp; targets: Target[] }> = [];
   private readonly cache = new Map<string, Target[]>();
 
   constructor(
@@ -28,6 +35,7 @@ export class Router {
           return t;
         }),
       );
+      if (/[*?]/.test(alias)) this.globs.push({ pattern: globPattern(alias), targets: this.aliases.get(alias)! });
     }
   }
 
@@ -42,6 +50,12 @@ export class Router {
     const hit = this.cache.get(model) ?? this.aliases.get(model);
     if (hit) return hit;
     const t = this.direct(model);
+    const glob = t ? undefined : this.globs.find((g) => g.pattern.test(model));
+    if (glob) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(model, glob.targets);
+      return glob.targets;
+    }
     if (!t) {
       const names = [...this.providers.keys()].join(', ');
       const aliases = [...this.aliases.keys()];
@@ -59,7 +73,7 @@ export class Router {
   /** Every advertised model id and alias, for GET /v1/models. */
   listModels(): Array<{ id: string; owned_by: string }> {
     const out: Array<{ id: string; owned_by: string }> = [];
-    for (const [alias, targets] of this.aliases) out.push({ id: alias, owned_by: targets[0]?.provider.name ?? 'agentgw' });
+    for (const [alias, targets] of this.aliases) if (!/[*?]/.test(alias)) out.push({ id: alias, owned_by: targets[0]?.provider.name ?? 'agentgw' });
     for (const [name, p] of this.providers) for (const m of p.models) out.push({ id: `${name}/${m}`, owned_by: name });
     return out;
   }

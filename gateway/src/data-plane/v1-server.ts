@@ -2,29 +2,31 @@
 // because every microsecond here is added to every model call. Same CONTRACT behaviour: ids on every answer, the decision
 // order maintenance -> auth -> headers -> body, errors as CONTRACT bodies, every request after auth recorded.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import secureJson from 'secure-json-parse';
 import { AgentgwError, ID_PATTERN } from '../contract/index.js';
 import { type ErrorLog, toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
 import { authenticateAgent } from '../policy/auth.js';
-import { chatCompletions } from './chat-completions.js';
+import { chatCompletions } from './dialects/chat-completions/chat-completions.js';
 import type { DataPlane } from './data-plane.js';
-import { embeddings } from './embeddings.js';
+import { embeddings } from './dialects/embeddings/embeddings.js';
+import { countTokens } from './dialects/messages/count-tokens.js';
+import { anthropicErrorBody } from './dialects/messages/anthropic-error.js';
+import { messages } from './dialects/messages/messages.js';
 import { models } from './models.js';
+import { type Exchange, parseJsonBody, sendJson } from './exchange.js';
 import type { RequestContext } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
-const JSON_TYPE = 'application/json; charset=utf-8';
-const NOT_FOUND = 'the gateway serves /v1/chat/completions, /v1/embeddings and /v1/models.';
+const NOT_FOUND = 'the gateway serves /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/messages/count_tokens and /v1/models.';
 
-/** One /v1 request and its response: what the route handlers write to. */
-export interface Exchange {
-  ctx: RequestContext;
-  res: ServerResponse;
-  log: ErrorLog | undefined;
-}
+/**
+ * Agent clients' own session ids, read as the trace id when no trace header is sent (Claude Code's, Codex's), so an
+ * agent's run is one trace without any setup. One that is not a valid trace id is ignored, never refused.
+ */
+export const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id', 'session_id'] as const;
 
-type Route = 'chat' | 'embeddings' | 'models' | null;
+type Route = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'models' | null;
+type BodyRoute = Exclude<Route, 'models' | null>;
 
 function route(method: string | undefined, url: string): Route {
   const q = url.indexOf('?');
@@ -32,8 +34,31 @@ function route(method: string | undefined, url: string): Route {
   if (path.length > 4 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
   if (path === '/v1/chat/completions') return method === 'POST' ? 'chat' : null;
   if (path === '/v1/embeddings') return method === 'POST' ? 'embeddings' : null;
+  if (path === '/v1/messages') return method === 'POST' ? 'messages' : null;
+  if (path === '/v1/messages/count_tokens') return method === 'POST' ? 'count_tokens' : null;
   if (path === '/v1/models') return method === 'GET' || method === 'HEAD' ? 'models' : null;
   return null;
+}
+
+interface ErrorIds {
+  requestId: string;
+  traceId: string;
+  errorDialect: 'openai' | 'anthropic';
+}
+
+/** `?beta=true` when the query asks for Anthropic's beta features (Claude Code always does), else ''. */
+function queryOf(req: IncomingMessage): string {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  return q !== -1 && new URLSearchParams(url.slice(q + 1)).get('beta') === 'true' ? '?beta=true' : '';
+}
+
+function sessionTrace(h: IncomingMessage['headers']): string | undefined {
+  for (const name of SESSION_HEADERS) {
+    const v = one(h[name]);
+    if (v !== undefined && TRACE_ID.test(v)) return v;
+  }
+  return undefined;
 }
 
 function one(v: string | string[] | undefined): string | undefined {
@@ -46,25 +71,6 @@ function headerCount(req: IncomingMessage, name: string): number {
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) n++;
   return n;
-}
-
-/**
- * JSON.parse, refusing `__proto__` and `constructor` keys as the admin interface does. Such a key, written plainly or with
- * \u escapes, needs one of three substrings; a body with none of them (nearly every body) skips the guard's regex scans.
- */
-export function parseJsonBody(text: string): unknown {
-  if (text.charCodeAt(0) !== 0xfeff && !text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u')) return JSON.parse(text);
-  return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-}
-
-/** Writes a JSON answer with the request and trace ids. */
-export function sendJson(ex: { ctx: { requestId: string; traceId: string }; res: ServerResponse }, status: number, text: string, extra?: Record<string, string>): void {
-  const { res, ctx } = ex;
-  if (res.headersSent || res.destroyed) return;
-  const headers: string[] = ['content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(text)), 'x-request-id', ctx.requestId, 'x-agent-trace-id', ctx.traceId];
-  if (extra) for (const k in extra) headers.push(k, extra[k]!);
-  res.writeHead(status, headers);
-  res.end(text);
 }
 
 /** Nesting beyond which a stack overflow while handling a body is the body's doing, not a bug. */
@@ -117,9 +123,12 @@ export class V1Server {
     const h = req.headers;
     const agentTrace = one(h['x-agent-trace-id']);
     const gatewayTrace = agentTrace === undefined ? one(h['x-gateway-trace-id']) : undefined;
-    const named = agentTrace ?? gatewayTrace;
+    let named = agentTrace ?? gatewayTrace;
+    if (named === undefined) named = sessionTrace(h);
     const traceOk = named !== undefined && TRACE_ID.test(named);
-    const ids = { requestId, traceId: traceOk ? named : requestId };
+    const which = route(req.method, req.url ?? '/');
+    const errorDialect = which === 'messages' || which === 'count_tokens' ? 'anthropic' : 'openai';
+    const ids = { requestId, traceId: traceOk ? named! : requestId, errorDialect } as const;
     let ctx: RequestContext | undefined;
     try {
       if (this.closing) {
@@ -131,7 +140,9 @@ export class V1Server {
           headers: { 'retry-after': '60' },
         });
       }
-      const agent = authenticateAgent(one(h.authorization), this.dp.hasher, this.dp.snapshot);
+      // Anthropic clients send their key as x-api-key.
+      const apiKey = errorDialect === 'anthropic' && h.authorization === undefined ? one(h['x-api-key']) : undefined;
+      const agent = authenticateAgent(apiKey !== undefined ? `Bearer ${apiKey}` : one(h.authorization), this.dp.hasher, this.dp.snapshot);
       const now = Date.now();
       ctx = {
         requestId,
@@ -145,6 +156,8 @@ export class V1Server {
         provider: null,
         stream: false,
         operation: 'chat',
+        endpoint: 'chat.completions',
+        errorDialect,
         piiTypes: [],
       };
       const headerName = agentTrace !== undefined ? 'x-agent-trace-id' : 'x-gateway-trace-id';
@@ -158,18 +171,18 @@ export class V1Server {
       if (ctx.headerPolicyId !== undefined && !ID_PATTERN.test(ctx.headerPolicyId)) {
         throw new AgentgwError('invalid_header', 'X-Agent-Policy must be a policy id (lowercase letters, digits, "_" or "-").', { param: 'x-agent-policy' });
       }
-      const which = route(req.method, req.url ?? '/');
       if (which === null) {
         // Answered, not recorded: a wrong path is no model call, and probes must not fill traces and usage.
         this.fail(undefined, ids, res, new AgentgwError('route_not_found', `No route ${req.method} ${(req.url ?? '').split('?')[0]}: ${NOT_FOUND}`));
         return;
       }
-      const ex: Exchange = { ctx, res, log: this.log };
+      const ex: Exchange = { ctx, req, res, log: this.log };
       if (which === 'models') {
         models(this.dp, ex);
         return;
       }
       ctx.operation = which === 'embeddings' ? 'embeddings' : 'chat';
+      if (which === 'messages' || which === 'count_tokens') ctx.endpoint = 'messages';
       this.readBody(req, res, ex, which);
     } catch (e) {
       this.fail(ctx, ids, res, e);
@@ -177,7 +190,7 @@ export class V1Server {
   };
 
   /** Answers an error and, once the caller is known, records it with its code. */
-  private fail(ctx: RequestContext | undefined, ids: { requestId: string; traceId: string }, res: ServerResponse, e: unknown): void {
+  private fail(ctx: RequestContext | undefined, ids: ErrorIds, res: ServerResponse, e: unknown): void {
     const err = toAgentgwError(e, this.log);
     if (ctx) this.dp.record(ctx, { httpStatus: err.status, error: err });
     if (res.headersSent) {
@@ -185,10 +198,11 @@ export class V1Server {
       if (!res.writableEnded) res.end();
       return;
     }
-    sendJson({ ctx: ids, res }, err.status, JSON.stringify(err.toBody()), err.headers);
+    const body = ids.errorDialect === 'anthropic' ? anthropicErrorBody(err, ids.requestId) : JSON.stringify(err.toBody());
+    sendJson({ ctx: ids, res }, err.status, body, err.headers);
   }
 
-  private readBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, which: 'chat' | 'embeddings'): void {
+  private readBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, which: BodyRoute): void {
     const h = req.headers;
     const type = h['content-type'];
     const declared = h['content-length'];
@@ -241,11 +255,19 @@ export class V1Server {
     });
   }
 
-  private dispatch(ex: Exchange, which: 'chat' | 'embeddings', body: unknown): void {
-    const run = which === 'chat' ? chatCompletions(this.dp, ex, body) : embeddings(this.dp, ex, body);
+  private dispatch(ex: Exchange, which: BodyRoute, body: unknown): void {
+    const run =
+      which === 'chat'
+        ? chatCompletions(this.dp, ex, body)
+        : which === 'messages'
+          ? messages(this.dp, ex, body, queryOf(ex.req))
+          : which === 'count_tokens'
+            ? countTokens(this.dp, ex, body, queryOf(ex.req))
+            : embeddings(this.dp, ex, body);
     run.catch((e: unknown) => {
       try {
-        this.fail(ex.ctx, ex.ctx, ex.res, tooDeepToProcess(e, body) ?? e);
+        // Counting tokens is no model call: its failures are answered, not recorded.
+        this.fail(which === 'count_tokens' ? undefined : ex.ctx, ex.ctx, ex.res, tooDeepToProcess(e, body) ?? e);
       } catch (bug) {
         this.log?.error({ err: bug }, 'failed to answer an error');
         ex.res.destroy();

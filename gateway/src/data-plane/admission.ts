@@ -1,0 +1,141 @@
+import { costOf } from '../accounting/cost.js';
+import type { Counters } from '../accounting/counters/spec.js';
+import type { PriceTable } from '../accounting/prices.js';
+import { isAgentgwError } from '../contract/index.js';
+import type { Usage } from '../providers/spec.js';
+import type { Admitting, PricedModel } from '../policy/admitting.js';
+import { CHECKS } from '../policy/checks.js';
+import { type EffectivePolicy, effectivePolicy } from '../policy/effective-policy.js';
+import { modelAllowed } from '../policy/model-allowlist.js';
+import { currentAgent } from '../policy/auth.js';
+import type { PolicyView } from '../policy/policy-view.js';
+import type { GenerationCache, Snapshot } from '../storage/snapshot.js';
+import type { RequestContext } from './request-context.js';
+import type { Router, Target } from './router.js';
+
+export interface DataPlaneDeps {
+  snapshot: Snapshot;
+  /** Request plans of the current snapshot generation (see planFor). */
+  plans: GenerationCache<Plan>;
+  router: Router;
+  prices: PriceTable;
+  counters: Counters;
+}
+
+export interface PricedTarget extends Target, PricedModel {}
+
+/** A request that passed every check: what to send, where, and the budget hold to settle. */
+export interface Admission {
+  body: Record<string, unknown>;
+  targets: PricedTarget[];
+  reservationId: string | null;
+  /** Tokens counted against tpm at admission, corrected once the real usage is known. */
+  tpmTokens: number;
+  /** The output limit rules.clamp_output lowered the request to (answered in x-agentgw-clamped-max-tokens), else null. */
+  clampedMaxTokens: number | null;
+}
+
+const BYTES_PER_TOKEN_ESTIMATE = 4;
+
+/**
+ * Admits a request: its plan (targets and effective policy, cached per snapshot generation), then every check of the
+ * table in CONTRACT's order, the last one reserving the worst case against the budgets.
+ */
+export async function admit(deps: DataPlaneDeps, ctx: RequestContext, body: Record<string, unknown> & { model: string }, view: PolicyView): Promise<Admission> {
+  ctx.model = body.model;
+  ctx.endpoint = view.endpoint;
+  const plan = planFor(deps, ctx, body.model);
+  ctx.provider = plan.provider;
+  ctx.policy = plan.eff;
+  const a: Admitting = {
+    view,
+    body,
+    model: body.model,
+    eff: plan.eff,
+    targets: plan.priced,
+    blockingPolicy: plan.blockingPolicy,
+    agentId: ctx.agent.id,
+    traceKey: ctx.traceFromClient ? traceKey(ctx) : null,
+    repeatScope: ctx.traceFromClient ? `t:${ctx.agent.id}:${ctx.traceId}` : `a:${ctx.agent.id}`,
+    now: new Date(),
+    counters: deps.counters,
+    piiTypes: [],
+    promptUpper: null,
+    tpmTokens: 0,
+    worst: null,
+    clampedMaxTokens: null,
+    reservationId: null,
+  };
+  try {
+    for (const check of CHECKS) await check.run(a);
+  } finally {
+    ctx.piiTypes = a.piiTypes;
+  }
+  if (plan.eff.captureBodies) ctx.capturedBody = JSON.stringify(a.body).slice(0, 64 * 1024);
+  return { body: a.body, targets: plan.priced, reservationId: a.reservationId, tpmTokens: a.tpmTokens, clampedMaxTokens: a.clampedMaxTokens };
+}
+
+/** What admission derives from the policies and the model alone: the same for every request until a policy changes. */
+export interface Plan {
+  eff: EffectivePolicy;
+  provider: string;
+  /** Targets every policy allows, with their prices, in fallback order; empty when none is allowed. */
+  priced: PricedTarget[];
+  /** The policy that refuses the model when none is allowed. */
+  blockingPolicy: string;
+}
+
+/** The request's plan, from a cache that lives for one snapshot generation (any admin write starts a new one). */
+export function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string): Plan {
+  // The agent as this generation knows it: its policy may have changed, or its key been revoked, since the headers came.
+  const current = currentAgent(ctx.agent, deps.snapshot);
+  ctx.agent = current;
+  // Keyed by what the plan is made of, never by who asked: two agents with the same policy share a plan.
+  const key = `${current.tenant_id}\u0000${current.policy_id ?? ''}\u0000${ctx.headerPolicyId ?? ''}\u0000${model}`;
+  const hit = deps.plans.get(key);
+  if (hit) return hit;
+  // Unknown models and foreign policies throw here, and are never cached.
+  const targets = deps.router.resolve(model);
+  const eff = effectivePolicy(ctx.agent, (id) => deps.snapshot.policy(id), ctx.headerPolicyId);
+  // Allow-list: each policy must allow the target; alias fallbacks that are not allowed are skipped.
+  const allowed = targets.filter((t) => eff.policies.every((p) => modelAllowed(p.allowed_models, t.id) || modelAllowed(p.allowed_models, model)));
+  const blocking = eff.policies.find((p) => !targets.some((t) => modelAllowed(p.allowed_models, t.id)));
+  const plan: Plan = {
+    eff,
+    provider: targets[0]!.provider.name,
+    priced: allowed.map((t) => ({ ...t, price: deps.prices.lookup(t.provider.name, t.model) })),
+    blockingPolicy: blocking?.id ?? eff.policies[0]?.id ?? '',
+  };
+  deps.plans.set(key, plan);
+  return plan;
+}
+
+/** Tries each allowed target in order; only retryable upstream failures move on to the next. */
+export async function withFallback<T>(targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
+  let last: unknown;
+  for (const t of targets) {
+    try {
+      return { result: await call(t), target: t };
+    } catch (e) {
+      last = e;
+      if (!(isAgentgwError(e) && e.isRetryable)) throw e;
+    }
+  }
+  throw last;
+}
+
+/** Trace ids come from clients, so they are qualified with the tenant to keep tenants' traces apart. */
+export function traceKey(ctx: RequestContext): string {
+  return `${ctx.agent.tenant_id}:${ctx.traceId}`;
+}
+
+export function actualCost(target: PricedTarget | undefined, usage: Usage): number {
+  if (!target?.price) return 0;
+  return costOf(target.price, {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cached_tokens: usage.cached_prompt_tokens,
+    cache_write_tokens: usage.cache_write_prompt_tokens,
+    cache_write_1h_tokens: usage.cache_write_1h_prompt_tokens,
+  });
+}

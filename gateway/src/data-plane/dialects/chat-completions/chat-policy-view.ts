@@ -1,0 +1,19 @@
+// How the checks read a Chat Completions request.
+import { type PromptRequest, promptTokensUpperBound, requestedMaxOutputTokens } from '../../../accounting/tokens.js';
+import { visitRequestTexts } from '../../../policy/pii/request-texts.js';
+import type { PolicyView } from '../../../policy/policy-view.js';
+
+export const chatPolicyView: PolicyView = {
+  endpoint: 'chat.completions',
+  producesOutput: true,
+  visitTexts: visitRequestTexts,
+  promptTokensUpperBound: (body) => promptTokensUpperBound(body as PromptRequest),
+  requestedMaxOutputTokens: (body) => requestedMaxOutputTokens(body as PromptRequest),
+  answers: (body) => (typeof body.n === 'number' && body.n > 1 ? body.n : 1),
+  retrySubject: (body) => [body.model, body.messages ?? null],
+  withMaxOutputTokens(body, maxTokens) {
+    // The current field, unless the client wrote the older one only (servers that predate max_completion_tokens).
+    const field = body.max_tokens != null && body.max_completion_tokens == null ? 'max_tokens' : 'max_completion_tokens';
+    return { ...body, [field]: maxTokens };
+  },
+};

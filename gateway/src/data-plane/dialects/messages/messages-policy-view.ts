@@ -1,0 +1,97 @@
+// How the checks read an Anthropic Messages request.
+import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/tokens.js';
+import type { TextVisitor } from '../../../policy/pii/request-texts.js';
+import type { PolicyView } from '../../../policy/policy-view.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function visitField(holder: Json, key: string, visit: TextVisitor, field = key): void {
+  const value = holder[key];
+  if (typeof value !== 'string') return;
+  const replaced = visit(value, field);
+  if (replaced !== undefined && replaced !== value) holder[key] = replaced;
+}
+
+/** Every string inside a tool's input (its arguments), at any depth. */
+function visitStrings(holder: Json | unknown[], visit: TextVisitor, depth = 0): void {
+  if (depth > 64) return;
+  if (Array.isArray(holder)) {
+    for (let i = 0; i < holder.length; i++) {
+      const v = holder[i];
+      if (typeof v === 'string') {
+        const r = visit(v, 'input');
+        if (r !== undefined && r !== v) holder[i] = r;
+      } else if (typeof v === 'object' && v !== null) visitStrings(v as Json, visit, depth + 1);
+    }
+    return;
+  }
+  for (const k of Object.keys(holder)) {
+    const v = holder[k];
+    if (typeof v === 'string') visitField(holder, k, visit, 'input');
+    else if (typeof v === 'object' && v !== null) visitStrings(v as Json, visit, depth + 1);
+  }
+}
+
+/** Text of content: a string, or blocks (text, tool results and their blocks, tool inputs, plain-text documents). */
+function visitContent(holder: Json, key: string, visit: TextVisitor): void {
+  const content = holder[key];
+  if (typeof content === 'string') {
+    visitField(holder, key, visit);
+    return;
+  }
+  if (!Array.isArray(content)) return;
+  for (const block of content) {
+    if (!isObject(block)) continue;
+    switch (block.type) {
+      case 'text':
+        visitField(block, 'text', visit);
+        break;
+      case 'tool_result':
+        visitContent(block, 'content', visit);
+        break;
+      case 'tool_use':
+        if (isObject(block.input)) visitStrings(block.input, visit);
+        break;
+      case 'document':
+        if (isObject(block.source) && block.source.type === 'text') visitField(block.source, 'data', visit);
+        break;
+      default:
+        // Thinking blocks are signed by the model that wrote them: an edit would make the upstream refuse the request.
+        break;
+    }
+  }
+}
+
+export function visitMessagesTexts(body: Json, visit: TextVisitor): void {
+  visitContent(body, 'system', visit);
+  if (Array.isArray(body.messages)) for (const m of body.messages) if (isObject(m)) visitContent(m, 'content', visit);
+  // The end-user id travels upstream with the request.
+  if (isObject(body.metadata)) visitField(body.metadata, 'user_id', visit);
+}
+
+export const messagesPolicyView: PolicyView = {
+  endpoint: 'messages',
+  producesOutput: true,
+  visitTexts: visitMessagesTexts,
+  promptTokensUpperBound(body) {
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    // The system prompt counts as one more message.
+    const all = body.system === undefined ? messages : [{ content: body.system }, ...messages];
+    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] });
+  },
+  // max_tokens is required, and holds the thinking budget.
+  requestedMaxOutputTokens: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),
+  answers: () => 1,
+  retrySubject: (body) => [body.model, body.system ?? null, body.messages ?? null],
+  withMaxOutputTokens(body, maxTokens) {
+    const thinking = body.thinking;
+    if (isObject(thinking) && thinking.type === 'enabled' && typeof thinking.budget_tokens === 'number' && thinking.budget_tokens >= maxTokens) {
+      // Anthropic wants the thinking budget below max_tokens and at least 1,024 tokens.
+      if (maxTokens - 1 < 1024) return null;
+      return { ...body, max_tokens: maxTokens, thinking: { ...thinking, budget_tokens: maxTokens - 1 } };
+    }
+    return { ...body, max_tokens: maxTokens };
+  },
+};

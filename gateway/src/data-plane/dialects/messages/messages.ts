@@ -1,0 +1,200 @@
+// POST /v1/messages: Anthropic's Messages API. Native to upstreams that speak it (the body and the answer as sent),
+// translated through Chat Completions for every other provider, streams included.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { checkedUsage } from '../../../accounting/usage-counts.js';
+import { type AgentgwError, isAgentgwError } from '../../../contract/index.js';
+import { MessagesRequest } from '../../../contract/messages-request.js';
+import { toAgentgwError } from '../../../http/error-handler.js';
+import type { ChatStream, MessagesCallContext, Usage } from '../../../providers/spec.js';
+import { chatCompletionToMessage } from '../../../translate/chat-to-messages-response.js';
+import { MessagesStreamEncoder } from '../../../translate/chat-stream-to-messages-events.js';
+import { messagesToChatRequest } from '../../../translate/messages-to-chat-request.js';
+import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
+import { ClientAbort } from '../../client-abort.js';
+import type { DataPlane } from '../../data-plane.js';
+import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
+import { parseBody } from '../../parse-body.js';
+import { SseWriter } from '../../sse-writer.js';
+import { anthropicErrorEvent } from './anthropic-error.js';
+import { messagesPolicyView } from './messages-policy-view.js';
+
+/** The Anthropic headers a client sets that go on to an Anthropic upstream. */
+const PASSED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
+
+export function anthropicClientHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of PASSED_HEADERS) {
+    const v = req.headers[name];
+    if (typeof v === 'string') out[name] = v;
+    else if (Array.isArray(v)) out[name] = v.join(',');
+  }
+  return out;
+}
+
+/** Models that take a reasoning effort on OpenAI-format upstreams (Anthropic's thinking maps onto it). */
+const REASONING_MODEL = /(^|\/)(o\d|gpt-5|gpt-oss|deepseek-r|qwq)/i;
+
+/** The Chat Completions request a translated target receives. */
+export function chatRequestFor(t: PricedTarget, body: MessagesRequest) {
+  const type = t.provider.type;
+  return messagesToChatRequest(body, {
+    model: t.model,
+    maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
+    reasons: REASONING_MODEL.test(t.model),
+  });
+}
+
+export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, query: string): Promise<void> {
+  const ctx = ex.ctx;
+  const body = parseBody(MessagesRequest, rawBody);
+  ctx.stream = body.stream === true;
+  const a = await admit(dp, ctx, body, messagesPolicyView);
+  const abort = new ClientAbort(ex.res);
+  const call = (t: PricedTarget): MessagesCallContext => ({
+    model: t.model,
+    signal: abort,
+    requestId: ctx.requestId,
+    includeUsage: true,
+    clientHeaders: anthropicClientHeaders(ex.req),
+    query,
+    estimatePromptTokens: () => Math.ceil(messagesPolicyView.promptTokensUpperBound(a.body) / 4),
+  });
+  try {
+    if (ctx.stream) await streamMessage(dp, ex, a, abort, call);
+    else await createMessage(dp, ex, a, call);
+  } finally {
+    abort.dispose();
+  }
+}
+
+/** The body a native target receives: the client's, with the target's model id. */
+function nativeBody(a: Admission, t: PricedTarget): string {
+  return JSON.stringify({ ...a.body, model: t.model });
+}
+
+async function createMessage(dp: DataPlane, ex: Exchange, a: Admission, call: (t: PricedTarget) => MessagesCallContext): Promise<void> {
+  const ctx = ex.ctx;
+  const body = a.body as MessagesRequest;
+  let answer: { result: { text: string; usage: Usage }; target: PricedTarget };
+  try {
+    answer = await withFallback(a.targets, async (t) => {
+      const native = t.provider.messages;
+      if (native) return native.create(call(t), nativeBody(a, t));
+      const c = call(t);
+      const result = await t.provider.chat(c, chatRequestFor(t, body));
+      return { text: JSON.stringify(chatCompletionToMessage(result.body, { model: body.model, usage: result.usage })), usage: result.usage };
+    });
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+  const { result, target } = answer;
+  const usage = checkedUsage(result.usage);
+  const cost = actualCost(target, usage);
+  sendJson(ex, 200, result.text, clampedHeader(a));
+  dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
+  await dp.settle(a, ctx, cost, usage);
+}
+
+/** A translated stream: the target's chat chunks re-encoded as Anthropic's events. */
+class TranslatedStream implements AsyncIterable<string> {
+  private readonly encoder: MessagesStreamEncoder;
+
+  constructor(
+    private readonly chat: ChatStream,
+    model: string,
+  ) {
+    this.encoder = new MessagesStreamEncoder({ model, messageId: `msg_${randomBytes(12).toString('hex')}`, inputTokensEstimate: 0 });
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for await (const first of this.chat) {
+      const rest = this.chat.takeReady?.();
+      const out = this.encoder.frames(rest ? first + rest : first);
+      if (out) yield out;
+    }
+  }
+
+  /** The closing events, with the usage the target reported. */
+  finish(): string {
+    return this.encoder.finish(this.chat.usage());
+  }
+
+  usage(): Usage {
+    return this.chat.usage();
+  }
+}
+
+async function streamMessage(
+  dp: DataPlane,
+  ex: Exchange,
+  a: Admission,
+  abort: ClientAbort,
+  call: (t: PricedTarget) => MessagesCallContext,
+): Promise<void> {
+  const ctx = ex.ctx;
+  const body = a.body as MessagesRequest;
+  let stream: ChatStream | TranslatedStream;
+  let target: PricedTarget;
+  try {
+    ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(a.targets, async (t) => {
+      const native = t.provider.messages;
+      if (native) return native.stream(call(t), nativeBody(a, t));
+      return new TranslatedStream(await t.provider.chatStream(call(t), chatRequestFor(t, body)), body.model);
+    }));
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+  // From here on the status is sent: failures become an error event, and what was streamed is billed.
+  const raw = ex.res;
+  const clamped = clampedHeader(a);
+  raw.writeHead(200, [
+    'content-type', 'text/event-stream; charset=utf-8',
+    'cache-control', 'no-cache',
+    'x-request-id', ctx.requestId,
+    'x-agent-trace-id', ctx.traceId,
+    ...(clamped ? Object.entries(clamped).flat() : []),
+  ]);
+  let ttft: number | null = null;
+  let failure: AgentgwError | undefined;
+  const out = new SseWriter(raw, abort);
+  const translated = stream instanceof TranslatedStream ? stream : null;
+  try {
+    if (translated) {
+      for await (const frames of translated) {
+        ttft ??= performance.now() - ctx.startedAt;
+        const full = out.write(frames);
+        if (full) await full;
+        if (abort.aborted) break;
+      }
+    } else {
+      const native = stream as ChatStream;
+      for await (const first of native) {
+        ttft ??= performance.now() - ctx.startedAt;
+        const rest = native.takeReady?.();
+        const full = out.write(rest ? first + rest : first);
+        if (full) await full;
+        if (abort.aborted) break;
+      }
+    }
+  } catch (e) {
+    if (!abort.aborted) failure = toAgentgwError(e, ex.log);
+  }
+  if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
+  const usage = checkedUsage(stream.usage());
+  const cost = actualCost(target, usage);
+  if (failure) out.end(anthropicErrorEvent(failure));
+  else out.end(translated ? translated.finish() : '');
+  dp.record(ctx, {
+    httpStatus: 200,
+    error: failure,
+    usage,
+    cost,
+    ttftMs: ttft === null ? null : Math.round(ttft * 1000) / 1000,
+    provider: target.provider.name,
+    model: target.id,
+  });
+  await dp.settle(a, ctx, cost, usage);
+}
