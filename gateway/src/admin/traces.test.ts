@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { adminApi, expectError, type AdminCall } from '../test-support/admin-api.js';
+import { adminApi, expectError, type AdminCall, type TraceDetail } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { usageRecord } from '../test-support/store.js';
 
@@ -18,8 +18,10 @@ const SUMMARY_FIELDS = [
   'trace_id',
 ];
 const REQUEST_FIELDS = [
+  'cached_tokens',
   'completion_tokens',
   'cost',
+  'endpoint',
   'error_code',
   'http_status',
   'latency_ms',
@@ -27,6 +29,7 @@ const REQUEST_FIELDS = [
   'pii_types',
   'prompt_tokens',
   'provider',
+  'reasoning_tokens',
   'request_id',
   'started_at',
   'status',
@@ -155,9 +158,9 @@ test('?tenant_id= picks one tenant of a trace id two tenants share', async () =>
       usageRecord({ request_id: 'shared-a', trace_id: 'shared', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(5) }),
       usageRecord({ request_id: 'shared-g', trace_id: 'shared', tenant_id: 'globex', agent_id: 'agt_g', started_at: at(9) }),
     ]);
-    const trace = await (await get('/traces/shared?tenant_id=globex')).json();
+    const trace = (await (await get('/traces/shared?tenant_id=globex')).json()) as TraceDetail;
     expect(trace.tenant_id).toBe('globex');
-    expect(trace.requests.map((r: { request_id: string }) => r.request_id)).toEqual(['shared-g']);
+    expect(trace.requests.map((r) => r.request_id)).toEqual(['shared-g']);
     expect((await get('/traces/shared?tenant_id=acme')).status).toBe(200);
     expect((await get('/traces/shared?tenant_id=initech')).status).toBe(404);
   } finally {

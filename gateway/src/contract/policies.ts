@@ -7,6 +7,11 @@ export type PiiType = z.infer<typeof PiiType>;
 
 export const PiiMode = z.enum(['off', 'redact', 'block']);
 
+/** The parts of a request PII rules read: user messages and tool results, assistant turns, system prompts, tool schemas. */
+export const PII_PARTS = ['user', 'assistant', 'system', 'tools'] as const;
+export const PiiPart = z.enum(PII_PARTS);
+export type PiiPart = z.infer<typeof PiiPart>;
+
 export const ModelPattern = z
   .string()
   .regex(/^[A-Za-z0-9*?._:\/@-]{1,200}$/, { message: 'must be a model id or glob such as "openai/*" (letters, digits, . _ : / @ - * ?)' });
@@ -23,6 +28,7 @@ export const Rules = z
   .object({
     pii: PiiMode,
     pii_types: z.array(PiiType),
+    pii_scope: z.array(PiiPart),
     retry_block: RetryBlock.nullable(),
     max_cost_per_request: Usd.nullable(),
     max_cost_per_trace: Usd.nullable(),
@@ -36,6 +42,7 @@ export type Rules = z.infer<typeof Rules>;
 export const DEFAULT_RULES: Rules = {
   pii: 'off',
   pii_types: [...PII_TYPES],
+  pii_scope: ['user'],
   retry_block: null,
   max_cost_per_request: null,
   max_cost_per_trace: null,
@@ -48,6 +55,7 @@ export const DEFAULT_RULES: Rules = {
 export const RulesInput = z.strictObject({
   pii: PiiMode.optional(),
   pii_types: z.array(PiiType).max(PII_TYPES.length).optional(),
+  pii_scope: z.array(PiiPart).max(PII_PARTS.length).optional(),
   retry_block: RetryBlock.nullable().optional(),
   max_cost_per_request: Usd.nullable().optional(),
   max_cost_per_trace: Usd.nullable().optional(),

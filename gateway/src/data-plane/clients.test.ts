@@ -3,7 +3,9 @@ import { ChatOpenAI } from '@langchain/openai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { TraceRequest } from '../contract/index.js';
 import { adminClient } from '../test-support/admin.js';
+import type { TraceDetail } from '../test-support/admin-api.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 
@@ -122,18 +124,18 @@ describe('streaming and cost', () => {
       let text = '';
       while (!text.includes('word0')) text += new TextDecoder().decode((await reader.read()).value);
       ac.abort();
-      let rec;
+      let rec: TraceRequest | undefined;
       for (let i = 0; i < 100 && !rec; i++) {
         await new Promise((r) => setTimeout(r, 20));
         await gw.runtime.dataPlane.usage.flush();
         const r = await fetch(`${gw.adminUrl}/traces/disconnect`, { headers: { authorization: `Bearer ${gw.adminKey}` } });
-        if (r.status === 200) rec = (await r.json()).requests[0];
+        if (r.status === 200) rec = ((await r.json()) as TraceDetail).requests[0];
       }
       release();
       // The upstream saw its client go away: its request was aborted, not completed.
-      expect(rec.completion_tokens).toBeGreaterThan(0);
-      expect(rec.completion_tokens).toBeLessThan(50);
-      expect(rec.cost).toBeGreaterThan(0);
+      expect(rec!.completion_tokens).toBeGreaterThan(0);
+      expect(rec!.completion_tokens).toBeLessThan(50);
+      expect(rec!.cost).toBeGreaterThan(0);
       const spend = (await admin.call('GET', `/agents/${agentId}`)).spend;
       expect(spend.day).toBeGreaterThan(0);
     } finally {

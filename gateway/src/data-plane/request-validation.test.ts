@@ -1,6 +1,8 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { TraceRequest } from '../contract/index.js';
 import { adminClient } from '../test-support/admin.js';
+import type { TraceDetail } from '../test-support/admin-api.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 
@@ -166,12 +168,12 @@ describe('findings fixed in the request path', () => {
       await new Promise((r) => setTimeout(r, 200));
       ac.abort();
       await pending;
-      let rec;
+      let rec: TraceRequest | undefined;
       for (let i = 0; i < 100 && !rec; i++) {
         await new Promise((r) => setTimeout(r, 20));
         await gw.runtime.dataPlane.usage.flush();
         const r = await fetch(`${gw.adminUrl}/traces/left-early`, { headers: { authorization: `Bearer ${gw.adminKey}` } });
-        if (r.status === 200) rec = (await r.json()).requests[0];
+        if (r.status === 200) rec = ((await r.json()) as TraceDetail).requests[0];
       }
       expect(rec).toMatchObject({ status: 'error', error_code: 'client_closed', http_status: 499 });
     } finally {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ErrorBody } from '../contract/index.js';
 import { adminClient } from '../test-support/admin.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
 import { TEST_PG_URL, TEST_REDIS_URL, startTestGateway } from '../test-support/gateway.js';
@@ -27,7 +28,7 @@ async function fire(baseUrls: string[], key: string): Promise<Map<number, number
         body: JSON.stringify(BODY),
       }).then(async (r) => {
         const body = await r.json();
-        if (r.status === 429) expect(body.error.code).toMatch(/^(daily|monthly)_budget_exceeded$/);
+        if (r.status === 429) expect((body as ErrorBody).error.code).toMatch(/^(daily|monthly)_budget_exceeded$/);
         return r.status;
       }),
     ),

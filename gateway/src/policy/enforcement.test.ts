@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import OpenAI, { type APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
@@ -38,7 +38,7 @@ async function expectError(p: Promise<unknown>, status: number, type: string, co
   const err = (await p.then(
     () => null,
     (e) => e,
-  )) as InstanceType<typeof OpenAI.APIError> | null;
+  )) as APIError<number, Headers> | null;
   expect(err, `expected ${status} ${code}`).toBeInstanceOf(OpenAI.APIError);
   expect(err!.status).toBe(status);
   expect((err!.error as { type?: string }).type).toBe(type);

@@ -1,10 +1,12 @@
 import { AgentgwError, type PiiType, type Policy } from '../contract/index.js';
 import type { Check } from './admitting.js';
-import { redactRequestPii, scanRequestPii, type TextWalker } from './pii/index.js';
+import { type PiiScope, redactRequestPii, scanRequestPii, type TextWalker } from './pii/index.js';
 
 interface PiiPlan {
   active: readonly Policy[];
   types: readonly PiiType[];
+  /** The parts any active policy reads (rules.pii_scope). */
+  scope: PiiScope;
 }
 
 /** The policies that scan and the types they scan for, worked out once per policy list (a request plan keeps its list). */
@@ -14,7 +16,11 @@ function piiPlan(policies: readonly Policy[]): PiiPlan {
   let plan = plans.get(policies);
   if (!plan) {
     const active = policies.filter((p) => p.rules.pii !== 'off');
-    plan = { active, types: Object.freeze([...new Set(active.flatMap((p) => p.rules.pii_types))]) };
+    plan = {
+      active,
+      types: Object.freeze([...new Set(active.flatMap((p) => p.rules.pii_types))]),
+      scope: new Set(active.flatMap((p) => p.rules.pii_scope)),
+    };
     plans.set(policies, plan);
   }
   return plan;
@@ -29,11 +35,11 @@ export function applyPiiRules(
   body: Record<string, unknown>,
   walk?: TextWalker,
 ): { body: Record<string, unknown>; found: PiiType[]; blocked?: AgentgwError } {
-  const { active, types } = piiPlan(policies);
+  const { active, types, scope } = piiPlan(policies);
   if (active.length === 0) return { body, found: [] };
   let found: PiiType[];
   try {
-    found = [...scanRequestPii(body, types, walk)];
+    found = [...scanRequestPii(body, types, walk, scope)];
   } catch {
     throw new AgentgwError('pii_detected', 'PII detection could not scan this request, so it was blocked: simplify the request and retry.');
   }
@@ -52,7 +58,7 @@ export function applyPiiRules(
   }
   const redactTypes = [...new Set(active.filter((p) => p.rules.pii === 'redact').flatMap((p) => p.rules.pii_types))].filter((t) => found.includes(t));
   try {
-    return { body: redactRequestPii(body, redactTypes, walk).body, found };
+    return { body: redactRequestPii(body, redactTypes, walk, scope).body, found };
   } catch {
     throw new AgentgwError('pii_detected', 'PII redaction failed for this request, so it was blocked: simplify the request and retry.');
   }

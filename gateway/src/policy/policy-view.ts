@@ -1,5 +1,5 @@
 // What a dialect tells the checks about one request. Checks read only this, so every dialect gets every check.
-import type { TextVisitor } from './pii/request-texts.js';
+import type { PiiScope, TextVisitor } from './pii/request-texts.js';
 
 export type Endpoint = 'chat.completions' | 'embeddings' | 'messages';
 
@@ -9,8 +9,11 @@ export type Endpoint = 'chat.completions' | 'embeddings' | 'messages';
  */
 export interface PolicyView {
   readonly endpoint: Endpoint;
-  /** Visits every text the PII rules read; a returned string replaces the text in place (on a copy being redacted). */
-  visitTexts(body: Record<string, unknown>, visit: TextVisitor): void;
+  /**
+   * Visits every text in the parts of `scope` (rules.pii_scope) that the PII rules read; a returned string replaces the
+   * text in place (on a copy being redacted).
+   */
+  visitTexts(body: Record<string, unknown>, visit: TextVisitor, scope: PiiScope): void;
   /** Prompt tokens no upstream tokenizer can exceed (see accounting/tokens.ts). */
   promptTokensUpperBound(body: Record<string, unknown>): number;
   /** The output limit the request sets (null: the model's maximum); always null when it produces no output tokens. */

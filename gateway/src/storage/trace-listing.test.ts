@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openTestStore, usageRecord, type TestStore } from '../test-support/store.js';
 import type { KyselyStore } from './kysely-store.js';
-import type { TraceFilter, TraceSummary, UsageRecord } from './store.js';
+import type { TraceSummary } from '../contract/index.js';
+import type { TraceFilter, UsageRecord } from './store.js';
 
 /**
  * Trace listings read usage rows newest first and stop early; this holds them to the plain definition (group all rows

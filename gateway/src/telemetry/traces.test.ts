@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ErrorBody } from '../contract/index.js';
 import { adminClient } from '../test-support/admin.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
@@ -95,7 +96,7 @@ describe('traces, usage and telemetry', () => {
     expect(usage.data.find((r: any) => r.key === 'openai/gpt-4o-mini').requests).toBeGreaterThanOrEqual(4);
     const missing = await fetch(`${gw.adminUrl}/traces/nope`, { headers: { authorization: `Bearer ${gw.adminKey}` } });
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe('trace_not_found');
+    expect(((await missing.json()) as ErrorBody).error.code).toBe('trace_not_found');
   });
 
   test('OTLP export: GenAI attributes and one trace id shared by the steps of a trace', async () => {
@@ -127,9 +128,9 @@ describe('traces, usage and telemetry', () => {
   test('/metrics parses as Prometheus text and moves with requests', async () => {
     const read = async () => {
       const families = parsePrometheusTextFormat(await (await fetch(`${gw.url}/metrics`)).text());
-      const requests = families.find((f: any) => f.name === 'agentgw_requests_total');
-      const ok = (requests?.metrics ?? []).filter((m: any) => m.labels.status === 'ok').reduce((s: number, m: any) => s + Number(m.value), 0);
-      const cost = families.find((f: any) => f.name === 'agentgw_cost_usd_total')?.metrics.reduce((s: number, m: any) => s + Number(m.value), 0) ?? 0;
+      const requests = families.find((f) => f.name === 'agentgw_requests_total');
+      const ok = (requests?.metrics ?? []).filter((m) => m.labels?.status === 'ok').reduce((s, m) => s + Number(m.value), 0);
+      const cost = families.find((f) => f.name === 'agentgw_cost_usd_total')?.metrics.reduce((s, m) => s + Number(m.value), 0) ?? 0;
       return { families, ok, cost };
     };
     const before = await read();
@@ -139,11 +140,11 @@ describe('traces, usage and telemetry', () => {
     const after = await read();
     expect(after.ok).toBe(before.ok + 1);
     expect(after.cost).toBeGreaterThan(before.cost);
-    const names = after.families.map((f: any) => f.name);
+    const names = after.families.map((f) => f.name);
     for (const n of ['agentgw_request_duration_seconds', 'agentgw_time_to_first_token_seconds', 'agentgw_tokens_total', 'agentgw_budget_blocks_total', 'agentgw_upstream_errors_total']) {
       expect(names).toContain(n);
     }
-    const blocked = after.families.find((f: any) => f.name === 'agentgw_requests_total').metrics.find((m: any) => m.labels.code === 'model_not_allowed');
-    expect(Number(blocked.value)).toBeGreaterThanOrEqual(1);
+    const blocked = after.families.find((f) => f.name === 'agentgw_requests_total')!.metrics.find((m) => m.labels?.code === 'model_not_allowed');
+    expect(Number(blocked!.value)).toBeGreaterThanOrEqual(1);
   });
 });

@@ -1,4 +1,9 @@
 import { expect } from 'vitest';
+import type { z } from 'zod';
+import type { TraceDetail as TraceDetailSchema } from '../contract/index.js';
+
+/** The body of GET /traces/{trace_id}. */
+export type TraceDetail = z.infer<typeof TraceDetailSchema>;
 
 export interface ApiResponse<T = any> {
   status: number;

@@ -33,7 +33,7 @@ describe('DynamicValue', () => {
       daily_budget: null,
       allowed_models: null,
       labels: null,
-      rules: { pii: null, pii_types: null, retry_block: null, max_cost_per_request: null, max_cost_per_trace: null, rpm: 5, tpm: null, clamp_output: null },
+      rules: { pii: null, pii_types: null, pii_scope: null, retry_block: null, max_cost_per_request: null, max_cost_per_trace: null, rpm: 5, tpm: null, clamp_output: null },
     });
   });
 });

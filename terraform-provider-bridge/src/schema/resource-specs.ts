@@ -90,6 +90,8 @@ export const RESOURCE_SPECS: Record<ResourceType, ResourceSpec> = {
       rules: 'Request rules; unset fields take their defaults.',
       'rules.pii': 'PII scan of request text: "off" (default), "redact" or "block".',
       'rules.pii_types': 'PII types to detect: email, phone, credit_card, ssn, iban, ip_address, secret (default all).',
+      'rules.pii_scope':
+        'Parts of a request PII rules read: user (user messages and tool results), assistant, system, tools (tool schemas); default ["user"].',
       'rules.retry_block':
         'Blocks the same request sent more than max_repeats times within window_seconds in one trace; unset = off.',
       'rules.retry_block.max_repeats': 'Repeats allowed within the window, 1-10000.',

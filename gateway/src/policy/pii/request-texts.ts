@@ -1,8 +1,14 @@
+import { PII_PARTS, type PiiPart } from '../../contract/policies.js';
+
 /**
  * Visits every piece of text an OpenAI chat completions or embeddings request carries. The visitor may return a
  * replacement, which is written back in place; the walker never throws on unexpected shapes, it skips them.
  */
 export type TextVisitor = (text: string, field: string) => string | undefined;
+
+/** The parts of a request a walk visits (rules.pii_scope). */
+export type PiiScope = ReadonlySet<PiiPart>;
+export const EVERY_PART: PiiScope = new Set(PII_PARTS);
 
 type Json = Record<string, unknown>;
 
@@ -45,11 +51,34 @@ function visitMessage(message: Json, visit: TextVisitor): void {
   if (isObject(message.function_call)) visitField(message.function_call, 'arguments', visit);
 }
 
-export function visitRequestTexts(body: unknown, visit: TextVisitor): void {
+/** The part of a request a chat message belongs to: tool results count as user input. */
+function partOf(role: unknown): PiiPart {
+  return role === 'assistant' ? 'assistant' : role === 'system' || role === 'developer' ? 'system' : 'user';
+}
+
+/** Every string inside a JSON value (tool schemas), at any depth. */
+export function visitStrings(holder: Json | unknown[], visit: TextVisitor, field: string, depth = 0): void {
+  if (depth > 64) return;
+  const keys = Array.isArray(holder) ? holder.keys() : Object.keys(holder);
+  for (const k of keys) {
+    const h = holder as Record<string | number, unknown>;
+    const v = h[k];
+    if (typeof v === 'string') {
+      const r = visit(v, field);
+      if (r !== undefined && r !== v) h[k] = r;
+    } else if (typeof v === 'object' && v !== null) visitStrings(v as Json, visit, field, depth + 1);
+  }
+}
+
+export function visitRequestTexts(body: unknown, visit: TextVisitor, scope: PiiScope = EVERY_PART): void {
   if (!isObject(body)) return;
   if (Array.isArray(body.messages)) {
-    for (const message of body.messages) if (isObject(message)) visitMessage(message, visit);
+    for (const message of body.messages) if (isObject(message) && scope.has(partOf(message.role))) visitMessage(message, visit);
   }
+  if (scope.has('tools') && Array.isArray(body.tools)) {
+    for (const tool of body.tools) if (isObject(tool) && isObject(tool.function)) visitStrings(tool.function, visit, 'tools');
+  }
+  if (!scope.has('user')) return;
   // End-user ids and metadata values travel upstream with the request.
   visitField(body, 'user', visit);
   visitField(body, 'safety_identifier', visit);

@@ -4,12 +4,12 @@ import { detectPiiLabelled } from './detect-labelled.js';
 import { mapJsonStrings } from './json-text.js';
 import type { PiiMatch } from './pii-match.js';
 import { redactUntilClean, typesOf } from './redact-pii.js';
-import { type TextVisitor, visitRequestTexts } from './request-texts.js';
+import { EVERY_PART, type PiiScope, type TextVisitor, visitRequestTexts } from './request-texts.js';
 
-/** Walks the texts of a request body of some dialect (chat completions and embeddings by default). */
-export type TextWalker = (body: Record<string, unknown>, visit: TextVisitor) => void;
+/** Walks the texts of a request body of some dialect (chat completions and embeddings by default) in the parts of `scope`. */
+export type TextWalker = (body: Record<string, unknown>, visit: TextVisitor, scope: PiiScope) => void;
 
-const walkChat: TextWalker = (body, visit) => visitRequestTexts(body, visit);
+const walkChat: TextWalker = (body, visit, scope) => visitRequestTexts(body, visit, scope);
 
 type TextKind = 'text' | 'json';
 
@@ -79,7 +79,7 @@ class CleanTexts {
 const cleanTexts = new CleanTexts();
 
 /** The PII types found in the texts `walk` visits (a chat completions or embeddings body by default), in the contract's order. */
-export function scanRequestPii(body: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker = walkChat): PiiType[] {
+export function scanRequestPii(body: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker = walkChat, scope: PiiScope = EVERY_PART): PiiType[] {
   if (types.length === 0) return [];
   const found: PiiMatch[] = [];
   walk(body, (text, field) => {
@@ -89,15 +89,20 @@ export function scanRequestPii(body: Record<string, unknown>, types: readonly Pi
     processText(text, kind, types, false, found);
     if (kind === 'text' && found.length === before) cleanTexts.add(types, text);
     return undefined;
-  });
+  }, scope);
   return typesOf(found);
 }
 
 /** A redacted deep copy of a request body (the input is left untouched) and the PII types replaced. */
-export function redactRequestPii<T extends Record<string, unknown>>(body: T, types: readonly PiiType[], walk: TextWalker = walkChat): { body: T; types: PiiType[] } {
+export function redactRequestPii<T extends Record<string, unknown>>(
+  body: T,
+  types: readonly PiiType[],
+  walk: TextWalker = walkChat,
+  scope: PiiScope = EVERY_PART,
+): { body: T; types: PiiType[] } {
   const copy = structuredClone(body);
   if (types.length === 0) return { body: copy, types: [] };
   const found: PiiMatch[] = [];
-  walk(copy, (text, field) => processText(text, kindOf(field), types, true, found));
+  walk(copy, (text, field) => processText(text, kindOf(field), types, true, found), scope);
   return { body: copy, types: typesOf(found) };
 }

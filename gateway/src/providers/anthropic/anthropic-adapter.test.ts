@@ -530,7 +530,7 @@ describe('anthropic adapter: prompt-cache breakpoints', () => {
     expect(upstream.last.json().tools[0].cache_control).toEqual(oneHour);
     expect(result.usage).toEqual(CACHE_WRITE_1H_USAGE);
 
-    upstream.respond(streamReply(fixtures.text('message-stream-cache-write-1h.sse')));
+    upstream.respond(streamReply([...fixtures.text('message-stream-cache-write-1h.sse')]));
     await collectFrames(await adapter.chatStream(ctx('claude-sonnet-4-5'), { ...body, stream: true }));
     expect(upstream.last.json()).toMatchObject({ stream: true, system: [{ type: 'text', text: LONG_DOC, cache_control: oneHour }], tools: [{ cache_control: oneHour }] });
   });

@@ -205,6 +205,12 @@ export interface PolicyRules {
   */
   readonly pii?: string;
   /**
+  * Parts of a request PII rules read: user (user messages and tool results), assistant, system, tools (tool schemas); default ["user"].
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#pii_scope Policy#pii_scope}
+  */
+  readonly piiScope?: string[];
+  /**
   * PII types to detect: email, phone, credit_card, ssn, iban, ip_address, secret (default all).
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#pii_types Policy#pii_types}
@@ -240,6 +246,7 @@ export function policyRulesToTerraform(struct?: PolicyRules | cdktf.IResolvable)
     max_cost_per_request: cdktf.numberToTerraform(struct!.maxCostPerRequest),
     max_cost_per_trace: cdktf.numberToTerraform(struct!.maxCostPerTrace),
     pii: cdktf.stringToTerraform(struct!.pii),
+    pii_scope: cdktf.listMapper(cdktf.stringToTerraform, false)(struct!.piiScope),
     pii_types: cdktf.listMapper(cdktf.stringToTerraform, false)(struct!.piiTypes),
     retry_block: policyRulesRetryBlockToTerraform(struct!.retryBlock),
     rpm: cdktf.numberToTerraform(struct!.rpm),
@@ -277,6 +284,12 @@ export function policyRulesToHclTerraform(struct?: PolicyRules | cdktf.IResolvab
       isBlock: false,
       type: "simple",
       storageClassType: "string",
+    },
+    pii_scope: {
+      value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(struct!.piiScope),
+      isBlock: false,
+      type: "list",
+      storageClassType: "stringList",
     },
     pii_types: {
       value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(struct!.piiTypes),
@@ -342,6 +355,10 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
       hasAnyValues = true;
       internalValueResult.pii = this._pii;
     }
+    if (this._piiScope !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.piiScope = this._piiScope;
+    }
     if (this._piiTypes !== undefined) {
       hasAnyValues = true;
       internalValueResult.piiTypes = this._piiTypes;
@@ -369,6 +386,7 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
       this._maxCostPerRequest = undefined;
       this._maxCostPerTrace = undefined;
       this._pii = undefined;
+      this._piiScope = undefined;
       this._piiTypes = undefined;
       this._retryBlock.internalValue = undefined;
       this._rpm = undefined;
@@ -385,6 +403,7 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
       this._maxCostPerRequest = value.maxCostPerRequest;
       this._maxCostPerTrace = value.maxCostPerTrace;
       this._pii = value.pii;
+      this._piiScope = value.piiScope;
       this._piiTypes = value.piiTypes;
       this._retryBlock.internalValue = value.retryBlock;
       this._rpm = value.rpm;
@@ -454,6 +473,22 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
   // Temporarily expose input value. Use with caution.
   public get piiInput() {
     return this._pii;
+  }
+
+  // pii_scope - computed: false, optional: true, required: false
+  private _piiScope?: string[]; 
+  public get piiScope() {
+    return this.getListAttribute('pii_scope');
+  }
+  public set piiScope(value: string[]) {
+    this._piiScope = value;
+  }
+  public resetPiiScope() {
+    this._piiScope = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get piiScopeInput() {
+    return this._piiScope;
   }
 
   // pii_types - computed: false, optional: true, required: false

@@ -1,6 +1,7 @@
 // How the checks read an Anthropic Messages request.
 import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/tokens.js';
-import type { TextVisitor } from '../../../policy/pii/request-texts.js';
+import type { PiiPart } from '../../../contract/index.js';
+import { EVERY_PART, type PiiScope, type TextVisitor, visitStrings } from '../../../policy/pii/request-texts.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 
 type Json = Record<string, unknown>;
@@ -12,26 +13,6 @@ function visitField(holder: Json, key: string, visit: TextVisitor, field = key):
   if (typeof value !== 'string') return;
   const replaced = visit(value, field);
   if (replaced !== undefined && replaced !== value) holder[key] = replaced;
-}
-
-/** Every string inside a tool's input (its arguments), at any depth. */
-function visitStrings(holder: Json | unknown[], visit: TextVisitor, depth = 0): void {
-  if (depth > 64) return;
-  if (Array.isArray(holder)) {
-    for (let i = 0; i < holder.length; i++) {
-      const v = holder[i];
-      if (typeof v === 'string') {
-        const r = visit(v, 'input');
-        if (r !== undefined && r !== v) holder[i] = r;
-      } else if (typeof v === 'object' && v !== null) visitStrings(v as Json, visit, depth + 1);
-    }
-    return;
-  }
-  for (const k of Object.keys(holder)) {
-    const v = holder[k];
-    if (typeof v === 'string') visitField(holder, k, visit, 'input');
-    else if (typeof v === 'object' && v !== null) visitStrings(v as Json, visit, depth + 1);
-  }
 }
 
 /** Text of content: a string, or blocks (text, tool results and their blocks, tool inputs, plain-text documents). */
@@ -52,7 +33,7 @@ function visitContent(holder: Json, key: string, visit: TextVisitor): void {
         visitContent(block, 'content', visit);
         break;
       case 'tool_use':
-        if (isObject(block.input)) visitStrings(block.input, visit);
+        if (isObject(block.input)) visitStrings(block.input, visit, 'input');
         break;
       case 'document':
         if (isObject(block.source) && block.source.type === 'text') visitField(block.source, 'data', visit);
@@ -64,11 +45,17 @@ function visitContent(holder: Json, key: string, visit: TextVisitor): void {
   }
 }
 
-export function visitMessagesTexts(body: Json, visit: TextVisitor): void {
-  visitContent(body, 'system', visit);
-  if (Array.isArray(body.messages)) for (const m of body.messages) if (isObject(m)) visitContent(m, 'content', visit);
+/** Tool results arrive in user turns, and count as user input. */
+const partOf = (role: unknown): PiiPart => (role === 'assistant' ? 'assistant' : role === 'system' ? 'system' : 'user');
+
+export function visitMessagesTexts(body: Json, visit: TextVisitor, scope: PiiScope = EVERY_PART): void {
+  if (scope.has('system')) visitContent(body, 'system', visit);
+  if (Array.isArray(body.messages)) for (const m of body.messages) if (isObject(m) && scope.has(partOf(m.role))) visitContent(m, 'content', visit);
+  if (scope.has('tools') && Array.isArray(body.tools)) {
+    for (const tool of body.tools) if (isObject(tool)) visitStrings(tool, visit, 'tools');
+  }
   // The end-user id travels upstream with the request.
-  if (isObject(body.metadata)) visitField(body.metadata, 'user_id', visit);
+  if (scope.has('user') && isObject(body.metadata)) visitField(body.metadata, 'user_id', visit);
 }
 
 export const messagesPolicyView: PolicyView = {
