@@ -8,7 +8,8 @@ import { cpuTimeMs, forkServer, killChildren, launcherLine, memoryOf, sampleMemo
 import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
 import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
 import { evaluate, renderTable } from './lib/report.mjs';
-import { SLOW_MODEL, TRACE_MODE } from './lib/workload.mjs';
+import { SLOW_MODEL, TRACE_MODE, headersFor } from './lib/workload.mjs';
+import { AGENT_POLICY, agentBody, agentWorkloads } from './lib/agent-workload.mjs';
 
 const env = (name, fallback) => {
   const v = process.env[name];
@@ -28,7 +29,9 @@ const config = {
   sequentialWarmup: env('BENCH_SEQUENTIAL_WARMUP', 300),
   ttfbSamples: env('BENCH_TTFB_SAMPLES', 300),
   slowChunkMs: env('BENCH_SLOW_CHUNK_MS', 10),
-  phases: (process.env.BENCH_PHASES ?? 'load,latency,ttfb').split(',').map((s) => s.trim()),
+  phases: (process.env.BENCH_PHASES ?? 'load,agent,latency,ttfb').split(',').map((s) => s.trim()),
+  /** Measured seconds per target, workload and mode in the agent phase. */
+  agentSeconds: env('BENCH_AGENT_SECONDS', 6),
   /** 1: the load phase also measures the accounted proxy (accounted-proxy.mjs), between the bare proxy and the gateway. */
   accounted: env('BENCH_ACCOUNTED', 0) === 1,
   /** How requests are grouped into traces: concurrent (default, many runs in flight, UUID ids) or sequential. */
@@ -73,6 +76,7 @@ async function startAll() {
       providers: {
         openai: { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
         'openai-slow': { type: 'openai', base_url: `${mock.url}/slow/v1`, api_key: 'sk-bench' },
+        anthropic: { type: 'anthropic', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
       },
       log_level: 'warn',
     }),
@@ -87,14 +91,14 @@ async function startAll() {
  * CPU per request is the time the process in the middle (mock, bare proxy or gateway) spent on the CPU, divided by the
  * requests it served: unlike requests/s, it barely depends on what else runs on the machine.
  */
-async function loadPhase(targets, stream) {
+async function loadPhase(targets, stream, workload = {}, seconds = config.seconds) {
   const mode = stream ? 'streaming' : 'non-streaming';
   const rounds = Math.max(1, Math.round(config.rounds));
   const runs = Object.fromEntries(targets.map((t) => [t.name, []]));
   for (let round = 0; round < rounds; round++) {
     const order = targets.map((_, i) => targets[(i + round) % targets.length]);
     for (const t of order) {
-      const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections };
+      const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections, ...workload };
       if (round === 0 && config.warmupSeconds > 0) {
         log(`load ${mode} -> ${t.name}: warm-up`);
         const w = await load({ ...base, seconds: config.warmupSeconds });
@@ -102,7 +106,7 @@ async function loadPhase(targets, stream) {
       }
       log(`load ${mode} -> ${t.name}: round ${round + 1} of ${rounds}`);
       const cpuBefore = cpuTimeMs(t.pid);
-      const r = await load({ ...base, seconds: config.seconds / rounds });
+      const r = await load({ ...base, seconds: seconds / rounds });
       const cpuAfter = cpuTimeMs(t.pid);
       if (r.total === 0 || r.failures > 0) throw new Error(`${t.name} (${mode}): ${r.failures} failed of ${r.total} requests`);
       runs[t.name].push({ ...r, cpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore });
@@ -163,6 +167,26 @@ async function main() {
           ? { accountedOverProxy: runs.accounted.requestsPerSec / runs.proxy.requestsPerSec, gatewayOverAccounted: runs.gateway.requestsPerSec / runs.accounted.requestsPerSec }
           : {}),
       };
+    }
+  }
+  if (config.phases.includes('agent')) {
+    // Agent-sized bodies on every dialect, against the bare proxy on the same bytes (the mock answers each dialect).
+    const agentKey = await provisionAgent(gateway.url, ADMIN_KEY, { policyId: 'bench-agent-sized', policy: AGENT_POLICY, name: 'bench-agent-sized' });
+    const agentTargets = targets.filter((t) => t.name !== 'direct').map((t) => (t.name === 'gateway' ? { ...t, apiKey: agentKey } : t));
+    results.agent = {};
+    for (const w of agentWorkloads()) {
+      const headers = w.path === '/v1/messages' ? (key, n) => ({ ...headersFor(key, n), 'anthropic-version': '2023-06-01' }) : headersFor;
+      const workload = { path: w.path, headers, body: ({ stream }) => agentBody(w, stream) };
+      for (const stream of [false, true]) {
+        const runs = await loadPhase(agentTargets, stream, workload, config.agentSeconds);
+        results.agent[`${w.name}${stream ? ' streaming' : ''}`] = {
+          bodyBytes: Buffer.byteLength(agentBody(w, stream).json),
+          proxy: runs.proxy,
+          gateway: runs.gateway,
+          gatewayOverProxy: runs.gateway.requestsPerSec / runs.proxy.requestsPerSec,
+          gatewayCpuOverProxyCpu: runs.gateway.cpuUsPerRequest / runs.proxy.cpuUsPerRequest,
+        };
+      }
     }
   }
   if (config.phases.includes('latency')) {

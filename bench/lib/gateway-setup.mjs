@@ -30,10 +30,11 @@ async function call(base, adminKey, method, path, body) {
 }
 
 /** Creates tenant, policy and agent; returns the agent's key. */
-export async function provisionAgent(base, adminKey) {
-  await call(base, adminKey, 'POST', '/tenants', { id: 'bench', name: 'Benchmark' });
-  await call(base, adminKey, 'PUT', '/policies/bench-all-checks', POLICY);
-  const agent = await call(base, adminKey, 'POST', '/agents', { tenant_id: 'bench', name: 'bench-agent', policy_id: 'bench-all-checks' });
+export async function provisionAgent(base, adminKey, { policyId = 'bench-all-checks', policy = POLICY, name = 'bench-agent' } = {}) {
+  const tenants = await call(base, adminKey, 'GET', '/tenants');
+  if (!tenants.data.some((t) => t.id === 'bench')) await call(base, adminKey, 'POST', '/tenants', { id: 'bench', name: 'Benchmark' });
+  await call(base, adminKey, 'PUT', `/policies/${policyId}`, policy);
+  const agent = await call(base, adminKey, 'POST', '/agents', { tenant_id: 'bench', name, policy_id: policyId });
   return agent.api_key;
 }
 

@@ -6,7 +6,7 @@ import { chatBody, headersFor } from './workload.mjs';
 const PATH = '/v1/chat/completions';
 
 /** Requests/s and latency percentiles of `connections` concurrent keep-alive connections for `seconds`. */
-export async function load({ url, apiKey, stream, connections, seconds }) {
+export async function load({ url, apiKey, stream, connections, seconds, path = PATH, body = chatBody, headers = headersFor }) {
   const result = await autocannon({
     url,
     connections,
@@ -16,10 +16,10 @@ export async function load({ url, apiKey, stream, connections, seconds }) {
     requests: [
       {
         method: 'POST',
-        path: PATH,
+        path,
         setupRequest: (req) => {
-          const { n, json } = chatBody({ stream });
-          return { ...req, headers: headersFor(apiKey, n), body: json };
+          const { n, json } = body({ stream });
+          return { ...req, headers: headers(apiKey, n), body: json };
         },
       },
     ],

@@ -95,6 +95,18 @@ export function renderTable(results) {
     lines.push(`  ${pad('CPU per request, gateway/proxy', 31)}${lpad(cpu('nonStreaming'), 15)}${lpad(cpu('streaming'), 11)}`);
     lines.push('  (CPU us/req: CPU time of the process in the middle, i.e. the mock when direct, per request served)');
   }
+  if (results.agent) {
+    lines.push('');
+    lines.push(`Agent-sized requests (a recorded Claude Code request, 24 tools): ${c.connections} connections, ${c.agentSeconds} s per target`);
+    lines.push(`  ${pad('workload', 32)}${lpad('KB', 5)}${lpad('proxy req/s', 13)}${lpad('gw req/s', 10)}${lpad('proxy us', 10)}${lpad('gw us', 8)}${lpad('gw/proxy CPU', 14)}`);
+    for (const [name, r] of Object.entries(results.agent)) {
+      lines.push(
+        `  ${pad(name, 32)}${lpad(num(r.bodyBytes / 1024, 0), 5)}${lpad(num(r.proxy.requestsPerSec, 0), 13)}${lpad(num(r.gateway.requestsPerSec, 0), 10)}` +
+          `${lpad(num(r.proxy.cpuUsPerRequest, 0), 10)}${lpad(num(r.gateway.cpuUsPerRequest, 0), 8)}${lpad(`${num(r.gatewayCpuOverProxyCpu, 2)}x`, 14)}`,
+      );
+    }
+    lines.push('  (us: CPU microseconds per request of the proxy and of the gateway, on the same request bytes)');
+  }
   const sequential = (title, block, addedLabel) => {
     lines.push('');
     lines.push(title);

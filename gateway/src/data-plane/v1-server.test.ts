@@ -1,5 +1,7 @@
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ErrorBody } from '../contract/index.js';
 import { adminClient } from '../test-support/admin.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 
@@ -56,9 +58,11 @@ describe('/v1 requests that are not well-formed get a CONTRACT error with the re
   });
 
   test('a body over the limit sent in chunks (no Content-Length) is refused too', async () => {
-    const chunks = (async function* () {
-      for (let i = 0; i < 10; i++) yield Buffer.from('x'.repeat(1000));
-    })();
+    const chunks = Readable.from(
+      (async function* () {
+        for (let i = 0; i < 10; i++) yield Buffer.from('x'.repeat(1000));
+      })(),
+    );
     const res = await request(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -67,7 +71,7 @@ describe('/v1 requests that are not well-formed get a CONTRACT error with the re
     // The gateway answers 413 and closes; a client still sending may see the close instead.
     if (!(res instanceof Error)) {
       expect(res.statusCode).toBe(413);
-      expect(((await res.body.json()) as any).error.code).toBe('body_too_large');
+      expect(((await res.body.json()) as ErrorBody).error.code).toBe('body_too_large');
     }
   });
 
