@@ -181,3 +181,19 @@ describe('findings fixed in the request path', () => {
     }
   });
 });
+
+describe('a message without content', () => {
+  test('is a 400 naming it on every provider, OpenAI-format ones included, before any upstream call', async () => {
+    const key = await keyWith({});
+    for (const model of ['openai/gpt-4o-mini', 'mock/echo', 'claude/claude-sonnet-4-5']) {
+      const before = upstream.requests.length;
+      for (const messages of [[{ role: 'user', content: null }], [{ role: 'user' }], [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'c1', content: null }]]) {
+        const r = await post(key, { model, messages });
+        expect(r.status, `${model} ${JSON.stringify(messages)}`).toBe(400);
+        expect(r.body.error.code).toBe('validation_failed');
+        expect(r.body.error.param).toBe(`messages[${messages.length - 1}].content`);
+      }
+      expect(upstream.requests.length).toBe(before);
+    }
+  });
+});

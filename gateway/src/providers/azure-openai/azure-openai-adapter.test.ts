@@ -46,7 +46,7 @@ describe('azure-openai adapter', () => {
     expect(req.headers.authorization).toBeUndefined();
     expect(req.json()).toEqual({ ...hello, model: 'gpt-4o' });
     expect(result.body.choices[0].message.content).toBe('Hello! How can I help you today?');
-    expect(result.usage).toEqual({ prompt_tokens: 20, completion_tokens: 10, cached_prompt_tokens: 0, estimated: false });
+    expect(result.usage).toEqual({ prompt_tokens: 20, completion_tokens: 10, cached_prompt_tokens: 0, reasoning_tokens: 0, estimated: false });
   });
 
   it('uses the model name as deployment when none is mapped', async () => {
@@ -66,7 +66,7 @@ describe('azure-openai adapter', () => {
     expect(chunks).toHaveLength(5);
     expect(chunks[0].prompt_filter_results).toBeDefined();
     expect(chunks[4].usage.total_tokens).toBe(22);
-    expect(stream.usage()).toEqual({ prompt_tokens: 20, completion_tokens: 2, cached_prompt_tokens: 0, estimated: false });
+    expect(stream.usage()).toEqual({ prompt_tokens: 20, completion_tokens: 2, cached_prompt_tokens: 0, reasoning_tokens: 0, estimated: false });
     expect(stream.finishReason()).toBe('stop');
   });
 

@@ -74,7 +74,7 @@ describe('openai adapter', () => {
     expect(req.json()).toEqual({ ...hello, model: 'gpt-4o-mini' });
 
     expect(result.body).toEqual(fixtures.json('chat-completion.json'));
-    expect(result.usage).toEqual({ prompt_tokens: 19, completion_tokens: 10, cached_prompt_tokens: 0, estimated: false });
+    expect(result.usage).toEqual({ prompt_tokens: 19, completion_tokens: 10, cached_prompt_tokens: 0, reasoning_tokens: 0, estimated: false });
   });
 
   it('never forwards stream fields on a plain call', async () => {
@@ -103,7 +103,7 @@ describe('openai adapter', () => {
 
     expect(upstream.last.json()).toMatchObject({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } });
     expect(frames).toEqual(dataOf(sse).map((d) => `data: ${d}\n\n`));
-    expect(stream.usage()).toEqual({ prompt_tokens: 19, completion_tokens: 3, cached_prompt_tokens: 0, estimated: false });
+    expect(stream.usage()).toEqual({ prompt_tokens: 19, completion_tokens: 3, cached_prompt_tokens: 0, reasoning_tokens: 0, estimated: false });
     expect(stream.finishReason()).toBe('stop');
   });
 

@@ -8,6 +8,7 @@ export interface ReportedUsage {
   cached_prompt_tokens?: number;
   cache_write_prompt_tokens?: number;
   cache_write_1h_prompt_tokens?: number;
+  reasoning_tokens?: number;
 }
 
 export class StreamMeter {
@@ -16,6 +17,7 @@ export class StreamMeter {
   private cached: number | undefined;
   private cacheWritten: number | undefined;
   private cacheWritten1h: number | undefined;
+  private reasoning: number | undefined;
   private promptEstimate: number | undefined;
   private readonly texts: string[] = [];
   private readonly rawChunks: string[] = [];
@@ -35,6 +37,7 @@ export class StreamMeter {
     if (usage.cached_prompt_tokens !== undefined) this.cached = usage.cached_prompt_tokens;
     if (usage.cache_write_prompt_tokens !== undefined) this.cacheWritten = usage.cache_write_prompt_tokens;
     if (usage.cache_write_1h_prompt_tokens !== undefined) this.cacheWritten1h = usage.cache_write_1h_prompt_tokens;
+    if (usage.reasoning_tokens !== undefined) this.reasoning = usage.reasoning_tokens;
   }
 
   /** Text the client received (content, tool names and arguments). */
@@ -56,6 +59,7 @@ export class StreamMeter {
     if (this.cached !== undefined) usage.cached_prompt_tokens = this.cached;
     if (this.cacheWritten !== undefined) usage.cache_write_prompt_tokens = this.cacheWritten;
     if (this.cacheWritten1h !== undefined) usage.cache_write_1h_prompt_tokens = this.cacheWritten1h;
+    if (this.reasoning !== undefined) usage.reasoning_tokens = this.reasoning;
     return usage;
   }
 

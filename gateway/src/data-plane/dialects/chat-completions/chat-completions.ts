@@ -2,6 +2,7 @@ import { checkedUsage } from '../../../accounting/usage-counts.js';
 import { AgentgwError, isAgentgwError } from '../../../contract/index.js';
 import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../../../providers/spec.js';
 import { toAgentgwError } from '../../../http/error-handler.js';
+import { checkContentPresent } from '../../../providers/shared/message-content.js';
 import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
 import type { DataPlane } from '../../data-plane.js';
 import { ChatCompletionRequest } from '../../../contract/data-plane-requests.js';
@@ -17,6 +18,9 @@ export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unkn
   const ctx = ex.ctx;
   // Ordinary bodies pass the hand-written check; anything else (and every error message) is zod's.
   const body = fastValidChat(rawBody) ? (rawBody as ChatCompletionRequest) : parseBody(ChatCompletionRequest, rawBody);
+  // A message without content is refused as OpenAI refuses it, whichever provider serves the model.
+  const messages = body.messages as OpenAIChatRequest['messages'];
+  for (let i = 0; i < messages.length; i++) checkContentPresent(messages[i]!, `messages[${i}]`);
   ctx.stream = body.stream === true;
   const admission = await admit(dp, ctx, body, chatPolicyView);
   const abort = new ClientAbort(ex.res);
