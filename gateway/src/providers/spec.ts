@@ -108,10 +108,13 @@ export interface MessagesResult {
  * upstream's own SSE events (`event: ...\ndata: ...\n\n`), unchanged.
  */
 export interface NativeMessages {
-  create(ctx: MessagesCallContext, body: string): Promise<MessagesResult>;
-  stream(ctx: MessagesCallContext, body: string): Promise<ChatStream>;
-  /** POST /messages/count_tokens: the upstream's JSON text. */
-  countTokens(ctx: MessagesCallContext, body: string): Promise<string>;
+  /** Whether the upstream model speaks the Messages API (on Bedrock, Claude models only). */
+  serves(model: string): boolean;
+  /** `body` is the client's request (ctx.model names the upstream model); the adapter writes it in its envelope. */
+  create(ctx: MessagesCallContext, body: Record<string, unknown>): Promise<MessagesResult>;
+  stream(ctx: MessagesCallContext, body: Record<string, unknown>): Promise<ChatStream>;
+  /** POST /messages/count_tokens: the upstream's JSON text, `{"input_tokens": N}`. */
+  countTokens(ctx: MessagesCallContext, body: Record<string, unknown>): Promise<string>;
 }
 
 /**

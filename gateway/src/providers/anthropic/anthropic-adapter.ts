@@ -10,7 +10,7 @@ import { UpstreamClient } from '../shared/upstream-client.js';
 import { badUpstreamResponse } from '../shared/upstream-failure.js';
 import type { CallContext, ChatResult, ChatStream, EmbeddingsResult, MessagesCallContext, MessagesResult, NativeMessages, ProviderAdapter } from '../spec.js';
 import { AnthropicPassthroughFrames, anthropicDeltaText } from './anthropic-passthrough-frames.js';
-import { anthropicPromptUsage } from './convert-anthropic-usage.js';
+import { nativeMessageUsage } from './native-message-usage.js';
 import type { AnthropicResponse } from './anthropic-api.js';
 import { anthropicStreamFrames } from './anthropic-stream-frames.js';
 import { convertAnthropicResponse } from './convert-anthropic-response.js';
@@ -76,33 +76,24 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   /** Messages requests go as the client wrote them, answers come back as sent. */
   readonly messages: NativeMessages = {
-    create: async (ctx: MessagesCallContext, body: string): Promise<MessagesResult> => {
+    serves: () => true,
+    create: async (ctx: MessagesCallContext, body: Record<string, unknown>): Promise<MessagesResult> => {
       const { value, text } = await this.client.sendJsonText<AnthropicResponse>(this.native(ctx, '/messages', body));
-      if (!Array.isArray(value.content) || !value.usage) throw badUpstreamResponse(this.identity, 'answered with a message that has no content or usage.');
-      const prompt = anthropicPromptUsage(value.usage);
-      const reported = typeof value.usage.input_tokens === 'number' && typeof value.usage.output_tokens === 'number';
-      return {
-        text,
-        usage: {
-          ...prompt,
-          prompt_tokens: prompt.prompt_tokens ?? ctx.estimatePromptTokens(),
-          completion_tokens: value.usage.output_tokens ?? 0,
-          estimated: !reported,
-        },
-      };
+      return { text, usage: nativeMessageUsage(this.identity, value, ctx) };
     },
-    stream: async (ctx: MessagesCallContext, body: string): Promise<ChatStream> => {
+    stream: async (ctx: MessagesCallContext, body: Record<string, unknown>): Promise<ChatStream> => {
       const meter = new StreamMeter(ctx.estimatePromptTokens, anthropicDeltaText);
       return this.client.openFrames(this.native(ctx, '/messages', body), { meter, translator: new AnthropicPassthroughFrames(this.identity, meter) });
     },
-    countTokens: async (ctx: MessagesCallContext, body: string): Promise<string> => {
+    countTokens: async (ctx: MessagesCallContext, body: Record<string, unknown>): Promise<string> => {
       return (await this.client.sendJsonText<{ input_tokens: number }>(this.native(ctx, '/messages/count_tokens', body))).text;
     },
   };
 
-  private native(ctx: MessagesCallContext, path: string, body: string) {
+  private native(ctx: MessagesCallContext, path: string, body: Record<string, unknown>) {
     if (!this.configured) throw new AgentgwError('upstream_bad_response', `Provider "${this.name}" has no api_key configured; set it in the gateway configuration.`);
-    return { path: path + ctx.query, headers: { ...this.headers, ...ctx.clientHeaders }, body, signal: ctx.signal };
+    // The client's body as sent, with the upstream's model id.
+    return { path: path + ctx.query, headers: { ...this.headers, ...ctx.clientHeaders }, body: JSON.stringify({ ...body, model: ctx.model }), signal: ctx.signal };
   }
 
   async embeddings(): Promise<EmbeddingsResult> {

@@ -9,14 +9,32 @@ import { embeddingTexts } from '../shared/embeddings-input.js';
 import { providerIdentity, type ProviderIdentity } from '../shared/provider-identity.js';
 import { StreamMeter } from '../shared/stream-meter.js';
 import { readJson, UpstreamClient, type UpstreamResponse } from '../shared/upstream-client.js';
-import { badUpstreamResponse } from '../shared/upstream-failure.js';
-import type { CallContext, CancelSignal, ChatResult, ChatStream, EmbeddingsResult, ProviderAdapter, Usage } from '../spec.js';
+import { badUpstreamResponse, upstreamFailure } from '../shared/upstream-failure.js';
+import type { CallContext, CancelSignal, ChatResult, ChatStream, EmbeddingsResult, MessagesCallContext, NativeMessages, ProviderAdapter, Usage } from '../spec.js';
+import type { AnthropicResponse } from '../anthropic/anthropic-api.js';
+import { AnthropicPassthroughFrames, anthropicDeltaText } from '../anthropic/anthropic-passthrough-frames.js';
+import { nativeMessageUsage } from '../anthropic/native-message-usage.js';
+import { bedrockMessagesFrames } from './bedrock-messages-frames.js';
 import type { BedrockConverseResponse, CohereEmbeddingResponse, TitanEmbeddingResponse } from './bedrock-api.js';
 import { bedrockStreamFrames } from './bedrock-stream-frames.js';
 import { convertBedrockResponse } from './convert-bedrock-response.js';
 import { bedrockEmbeddingFamily, cohereEmbeddingBody, cohereVectors, titanEmbeddingBody, titanVector } from './convert-to-bedrock-embeddings.js';
 import { convertToBedrockRequest } from './convert-to-bedrock-request.js';
 import { BedrockSigner, type BedrockAuth } from './sign-bedrock-request.js';
+
+/** Claude model ids on Bedrock: `anthropic.claude-...`, with or without a region prefix (`us.anthropic.claude-...`). */
+const CLAUDE_MODEL = /(^|[.:/])anthropic\.claude|^claude-/;
+
+/** A Messages request in InvokeModel's envelope: no model or stream field, Bedrock's version, the betas in the body. */
+function invokeBody(body: Record<string, unknown>, ctx: MessagesCallContext): string {
+  const { model: _model, stream: _stream, ...rest } = body;
+  const betas = ctx.clientHeaders['anthropic-beta'];
+  return JSON.stringify({
+    anthropic_version: 'bedrock-2023-05-31',
+    ...rest,
+    ...(betas ? { anthropic_beta: betas.split(',').map((b) => b.trim()).filter(Boolean) } : {}),
+  });
+}
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 const STREAM_HEADERS = { 'content-type': 'application/json', accept: 'application/vnd.amazon.eventstream' };
@@ -140,6 +158,42 @@ export class BedrockAdapter implements ProviderAdapter {
       usage,
     };
   }
+
+  /**
+   * Claude models through InvokeModel: the client's Messages request in Bedrock's envelope (anthropic_version and the
+   * betas in the body, the model in the path), the answer and its stream as Claude wrote them.
+   */
+  readonly messages: NativeMessages = {
+    serves: (model) => CLAUDE_MODEL.test(model),
+    create: async (ctx, body) => {
+      const response = await this.send(`/model/${encodeURIComponent(ctx.model)}/invoke`, invokeBody(body, ctx), JSON_HEADERS, ctx.signal);
+      const text = await response.body.text().catch((err: unknown) => {
+        throw upstreamFailure(this.identity, err, ctx.signal);
+      });
+      let message: AnthropicResponse;
+      try {
+        message = JSON.parse(text) as AnthropicResponse;
+      } catch {
+        throw badUpstreamResponse(this.identity, 'answered with a body that is not JSON.');
+      }
+      return { text, usage: nativeMessageUsage(this.identity, message, ctx) };
+    },
+    stream: async (ctx, body) => {
+      const response = await this.send(`/model/${encodeURIComponent(ctx.model)}/invoke-with-response-stream`, invokeBody(body, ctx), STREAM_HEADERS, ctx.signal);
+      const meter = new StreamMeter(ctx.estimatePromptTokens, anthropicDeltaText);
+      const frames = new AnthropicPassthroughFrames(this.identity, meter);
+      return createChatStream({
+        identity: this.identity,
+        response,
+        signal: ctx.signal,
+        meter,
+        finishReason: () => frames.finishReason(),
+        frames: bedrockMessagesFrames(this.identity, response.body, frames),
+      });
+    },
+    // Counted locally: Bedrock's CountTokens is not offered in every region.
+    countTokens: async (ctx) => JSON.stringify({ input_tokens: ctx.estimatePromptTokens() }),
+  };
 
   close(): Promise<void> {
     return this.client.close();

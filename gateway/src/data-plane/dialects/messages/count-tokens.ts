@@ -32,7 +32,7 @@ export async function countTokens(dp: DataPlane, ex: Exchange, rawBody: unknown,
   const body = pii.body as CountTokensRequest;
   const target = plan.priced[0]!;
   const native = target.provider.messages;
-  if (!native) {
+  if (!native?.serves(target.model)) {
     sendJson(ex, 200, JSON.stringify({ input_tokens: localCount(body) }));
     return;
   }
@@ -47,7 +47,7 @@ export async function countTokens(dp: DataPlane, ex: Exchange, rawBody: unknown,
         query,
         estimatePromptTokens: () => localCount(body),
       },
-      JSON.stringify({ ...body, model: target.model }),
+      body,
     );
     sendJson(ex, 200, text);
   } finally {

@@ -68,9 +68,10 @@ export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, qu
   }
 }
 
-/** The body a native target receives: the client's, with the target's model id. */
-function nativeBody(a: Admission, t: PricedTarget): string {
-  return JSON.stringify({ ...a.body, model: t.model });
+/** The target's own Messages API, when it has one for this model. */
+function nativeOf(t: PricedTarget) {
+  const native = t.provider.messages;
+  return native?.serves(t.model) ? native : undefined;
 }
 
 async function createMessage(dp: DataPlane, ex: Exchange, a: Admission, call: (t: PricedTarget) => MessagesCallContext): Promise<void> {
@@ -79,8 +80,8 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission, call: (t
   let answer: { result: { text: string; usage: Usage }; target: PricedTarget };
   try {
     answer = await withFallback(a.targets, async (t) => {
-      const native = t.provider.messages;
-      if (native) return native.create(call(t), nativeBody(a, t));
+      const native = nativeOf(t);
+      if (native) return native.create(call(t), a.body);
       const c = call(t);
       const result = await t.provider.chat(c, chatRequestFor(t, body));
       return { text: JSON.stringify(chatCompletionToMessage(result.body, { model: body.model, usage: result.usage })), usage: result.usage };
@@ -139,8 +140,8 @@ async function streamMessage(
   let target: PricedTarget;
   try {
     ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(a.targets, async (t) => {
-      const native = t.provider.messages;
-      if (native) return native.stream(call(t), nativeBody(a, t));
+      const native = nativeOf(t);
+      if (native) return native.stream(call(t), a.body);
       return new TranslatedStream(await t.provider.chatStream(call(t), chatRequestFor(t, body)), body.model);
     }));
   } catch (e) {
