@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   trace_budget_exceeded: { status: 429, type: 'budget_exceeded' },
   rpm_exceeded: { status: 429, type: 'rate_limited' },
   tpm_exceeded: { status: 429, type: 'rate_limited' },
+  // Every target answered 429: the upstream's Retry-After is passed on.
+  upstream_rate_limited: { status: 429, type: 'rate_limited' },
   upstream_unavailable: { status: 502, type: 'upstream_error' },
   upstream_bad_response: { status: 502, type: 'upstream_error' },
   upstream_timeout: { status: 504, type: 'upstream_error' },
@@ -77,7 +79,7 @@ export class AgentgwError extends Error {
 
   /** Upstream failures worth trying the next fallback target for. */
   get isRetryable(): boolean {
-    return this.code === 'upstream_unavailable' || this.code === 'upstream_timeout';
+    return this.code === 'upstream_unavailable' || this.code === 'upstream_timeout' || this.code === 'upstream_rate_limited';
   }
 
   toBody(): ErrorBody {

@@ -327,7 +327,7 @@ describe('anthropic adapter', () => {
   });
 
   it.each([
-    [429, 'error-429.json', 'upstream_unavailable', true, 'rate limit'],
+    [429, 'error-429.json', 'upstream_rate_limited', true, 'rate limit'],
     [500, 'error-500.json', 'upstream_unavailable', true, 'Internal server error'],
     [529, 'error-529.json', 'upstream_unavailable', true, 'Overloaded'],
     [400, 'error-400.json', 'validation_failed', false, 'max_tokens: 100000 > 64000'],

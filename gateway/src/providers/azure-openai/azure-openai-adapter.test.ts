@@ -79,7 +79,7 @@ describe('azure-openai adapter', () => {
   });
 
   it.each([
-    [429, 'error-429.json', 'upstream_unavailable', true],
+    [429, 'error-429.json', 'upstream_rate_limited', true],
     [500, 'error-500.json', 'upstream_unavailable', true],
     [400, 'error-400.json', 'validation_failed', false],
     [404, 'error-404.json', 'unknown_model', false],

@@ -286,7 +286,7 @@ describe('bedrock adapter', () => {
   });
 
   it.each([
-    [429, 'ThrottlingException', 'error-429.json', 'upstream_unavailable', true, 'Too many requests'],
+    [429, 'ThrottlingException', 'error-429.json', 'upstream_rate_limited', true, 'Too many requests'],
     [500, 'InternalServerException', 'error-500.json', 'upstream_unavailable', true, 'unexpected error'],
     [400, 'ValidationException', 'error-400.json', 'validation_failed', false, 'temperature: range'],
     [400, 'ValidationException', 'error-400-model.json', 'unknown_model', false, 'model identifier is invalid'],

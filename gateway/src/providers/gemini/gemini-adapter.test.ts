@@ -217,7 +217,7 @@ describe('gemini adapter', () => {
   });
 
   it.each([
-    [429, 'error-429.json', 'upstream_unavailable', true, 'exceeded your current quota'],
+    [429, 'error-429.json', 'upstream_rate_limited', true, 'exceeded your current quota'],
     [500, 'error-500.json', 'upstream_unavailable', true, 'internal error'],
     [503, 'error-503.json', 'upstream_unavailable', true, 'overloaded'],
     [400, 'error-400.json', 'validation_failed', false, 'valid role'],

@@ -101,7 +101,7 @@ describe('mock adapter', () => {
   it('simulates upstream failures for error-<status> models, to exercise fallbacks', async () => {
     const err = (await mock.chat(ctx('error-429'), hello).catch((e: unknown) => e)) as AgentgwError;
     expect(err).toBeInstanceOf(AgentgwError);
-    expect(err).toMatchObject({ code: 'upstream_unavailable' });
+    expect(err).toMatchObject({ code: 'upstream_rate_limited' });
     expect(err.isRetryable).toBe(true);
     await expect(mock.chatStream(ctx('error-500'), hello)).rejects.toMatchObject({ code: 'upstream_unavailable' });
     await expect(mock.chat(ctx('error-400'), hello)).rejects.toMatchObject({ code: 'validation_failed' });

@@ -216,7 +216,10 @@ describe('openai adapter', () => {
 
     it('429 is retryable and names the provider and status', async () => {
       const err = await failure(429, 'error-429.json');
-      expect(err.code).toBe('upstream_unavailable');
+      expect(err.code).toBe('upstream_rate_limited');
+      expect(err.status).toBe(429);
+      // No Retry-After from the upstream: the client is still told when to try again.
+      expect(err.headers['retry-after']).toBe('1');
       expect(err.isRetryable).toBe(true);
       expect(err.message).toContain('"openai"');
       expect(err.message).toContain('429');

@@ -8,7 +8,7 @@ import type { CancelSignal, ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
-import { ErrorBody, upstreamStatusError } from './upstream-status-error.js';
+import { ErrorBody, retryAfterOf, upstreamStatusError } from './upstream-status-error.js';
 
 /** Turns upstream events into client frames: `data: ...\n\n` strings, or null to drop the event. Throws on a stream error. */
 export interface FrameTranslator {
@@ -78,6 +78,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
       let status = 0;
       const errorBody = new ErrorBody();
       let opened = false;
+      let retryAfter: string | undefined;
       const self = this;
       pool.dispatch(
         { path: request.path, method: 'POST', headers: request.headers, body: request.body },
@@ -86,8 +87,9 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
             self.abortUpstream = abort;
             if (signal.aborted) abort(new Error('aborted'));
           },
-          onHeaders(statusCode: number, _headers: unknown, resume: () => void) {
+          onHeaders(statusCode: number, headers: unknown, resume: () => void) {
             status = statusCode;
+            if (status === 429) retryAfter = retryAfterOf(headers);
             self.resumeUpstream = resume;
             if (status >= 200 && status < 300) {
               opened = true;
@@ -100,7 +102,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
               // A failed call's body only feeds an error message: keep its start, drop the connection rather than read on.
               if (errorBody.add(chunk)) {
                 self.cleanup();
-                reject(upstreamStatusError(identity, status, errorBody.text()));
+                reject(upstreamStatusError(identity, status, errorBody.text(), retryAfter));
                 self.finished = true;
                 self.abortUpstream?.(new Error('error body cut short'));
                 return false;
@@ -112,7 +114,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
           onComplete() {
             if (!opened) {
               self.cleanup();
-              reject(upstreamStatusError(identity, status, errorBody.text()));
+              reject(upstreamStatusError(identity, status, errorBody.text(), retryAfter));
               return;
             }
             self.complete();
@@ -121,7 +123,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
             if (!opened) {
               self.cleanup();
               // Headers already said the call failed: that status is the answer, whatever broke after it.
-              if (status >= 300 && !signal.aborted) reject(upstreamStatusError(identity, status, errorBody.text()));
+              if (status >= 300 && !signal.aborted) reject(upstreamStatusError(identity, status, errorBody.text(), retryAfter));
               else reject(upstreamFailure(identity, err, signal));
               return;
             }

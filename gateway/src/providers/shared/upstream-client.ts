@@ -6,7 +6,7 @@ import type { CancelSignal, ChatStream } from '../spec.js';
 import { FrameStream, type FrameTranslator } from './frame-stream.js';
 import type { StreamMeter } from './stream-meter.js';
 import { upstreamFailure } from './upstream-failure.js';
-import { ErrorBody, upstreamStatusError } from './upstream-status-error.js';
+import { ErrorBody, retryAfterOf, upstreamStatusError } from './upstream-status-error.js';
 
 export interface UpstreamTimeouts {
   timeout_ms?: number;
@@ -72,7 +72,7 @@ export class UpstreamClient {
       throw upstreamFailure(this.identity, err, req.signal);
     }
     if (res.statusCode >= 200 && res.statusCode < 300) return res;
-    throw upstreamStatusError(this.identity, res.statusCode, await readErrorBody(res.body));
+    throw upstreamStatusError(this.identity, res.statusCode, await readErrorBody(res.body), retryAfterOf(res.headers));
   }
 
   /**
@@ -94,8 +94,8 @@ export class UpstreamClient {
 
   /** Sends and parses a JSON answer, keeping its text so it can be passed on without serialising it again. */
   async sendJsonText<T>(req: UpstreamRequest): Promise<{ value: T; text: string }> {
-    const { statusCode, text } = await this.collect(req);
-    if (statusCode < 200 || statusCode >= 300) throw upstreamStatusError(this.identity, statusCode, text);
+    const { statusCode, text, retryAfter } = await this.collect(req);
+    if (statusCode < 200 || statusCode >= 300) throw upstreamStatusError(this.identity, statusCode, text, retryAfter);
     return { value: parseJsonObject<T>(this.identity, text, req.signal), text };
   }
 
@@ -103,7 +103,7 @@ export class UpstreamClient {
    * Sends a POST and gathers the whole answer, whatever its status, straight from the connection: no stream object,
    * no header parsing beyond the status. An error body is cut at ERROR_BODY_LIMIT (see ErrorBody); a 2xx body is read whole.
    */
-  private collect(req: UpstreamRequest): Promise<{ statusCode: number; text: string }> {
+  private collect(req: UpstreamRequest): Promise<{ statusCode: number; text: string; retryAfter?: string }> {
     const { signal } = req;
     const identity = this.identity;
     return new Promise((resolve, reject) => {
@@ -115,6 +115,7 @@ export class UpstreamClient {
       let size = 0;
       const errorBody = new ErrorBody();
       let statusCode = 0;
+      let retryAfter: string | undefined;
       let abort: ((err: Error) => void) | null = null;
       let settled = false;
       const onAbort = () => abort?.(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
@@ -124,7 +125,7 @@ export class UpstreamClient {
         settled = true;
         signal.removeEventListener('abort', onAbort);
         if (err !== null) reject(upstreamFailure(identity, err, signal));
-        else resolve({ statusCode, text: text! });
+        else resolve({ statusCode, text: text!, retryAfter });
       };
       this.pool.dispatch(
         { path: this.basePath + req.path, method: 'POST', headers: req.headers, body: req.body },
@@ -133,8 +134,9 @@ export class UpstreamClient {
             abort = a;
             if (signal.aborted) onAbort();
           },
-          onHeaders(status: number) {
+          onHeaders(status: number, headers: unknown) {
             statusCode = status;
+            if (status === 429) retryAfter = retryAfterOf(headers);
             return true;
           },
           onData(chunk: Buffer) {

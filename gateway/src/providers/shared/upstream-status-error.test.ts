@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { providerIdentity } from './provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from './sanitize-upstream-message.js';
-import { upstreamStatusError } from './upstream-status-error.js';
+import { retryAfterOf, upstreamStatusError } from './upstream-status-error.js';
 
 const identity = providerIdentity('acme', 'openai-compatible', ['my-very-secret-key']);
 
 describe('upstreamStatusError', () => {
   it.each([
-    [429, 'upstream_unavailable', true],
+    [429, 'upstream_rate_limited', true],
     [500, 'upstream_unavailable', true],
     [502, 'upstream_unavailable', true],
     [503, 'upstream_unavailable', true],
@@ -59,5 +59,15 @@ describe('extractUpstreamMessage', () => {
     ['plain text g', 'plain text g'],
   ])('finds the sentence in %s', (body, message) => {
     expect(extractUpstreamMessage(body).message).toBe(message);
+  });
+});
+
+describe('retryAfterOf', () => {
+  it('reads seconds and HTTP dates, from header objects and raw header lists', () => {
+    expect(retryAfterOf({ 'retry-after': '17' })).toBe('17');
+    expect(retryAfterOf(['Content-Type', 'x', 'Retry-After', '5'])).toBe('5');
+    expect(retryAfterOf({ 'retry-after': new Date(Date.parse('2026-01-01T00:00:30Z')).toUTCString() }, Date.parse('2026-01-01T00:00:00Z'))).toBe('30');
+    expect(retryAfterOf({ 'retry-after': 'soon' })).toBeUndefined();
+    expect(retryAfterOf({})).toBeUndefined();
   });
 });

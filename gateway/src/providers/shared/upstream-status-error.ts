@@ -36,7 +36,26 @@ export class ErrorBody {
   }
 }
 
-export function upstreamStatusError(identity: ProviderIdentity, status: number, bodyText: string): AgentgwError {
+/**
+ * The Retry-After of an upstream's answer, in seconds, from its headers (an object, or undici's raw name/value list);
+ * an HTTP date becomes the seconds until it. Undefined when absent or unreadable.
+ */
+export function retryAfterOf(headers: unknown, now = Date.now()): string | undefined {
+  let value: unknown;
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'retry-after') value = String(headers[i + 1]);
+  } else if (headers !== null && typeof headers === 'object') {
+    const v = (headers as Record<string, unknown>)['retry-after'];
+    value = Array.isArray(v) ? v[0] : v;
+  }
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const text = value.trim();
+  if (/^\d{1,9}$/.test(text)) return text;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? String(Math.max(0, Math.ceil((at - now) / 1000))) : undefined;
+}
+
+export function upstreamStatusError(identity: ProviderIdentity, status: number, bodyText: string, retryAfter?: string): AgentgwError {
   const who = `Provider "${identity.name}"`;
   const extracted = extractUpstreamMessage(bodyText);
   const detail = sanitizeUpstreamMessage(identity, extracted.message);
@@ -59,7 +78,8 @@ export function upstreamStatusError(identity: ProviderIdentity, status: number, 
     return new AgentgwError('upstream_timeout', `${who} timed out (HTTP 408)${said}`);
   }
   if (status === 429) {
-    return new AgentgwError('upstream_unavailable', `${who} is rate limiting the gateway (HTTP 429)${said}`);
+    // Retryable on the next target; when every target answers 429, the client is told when to come back.
+    return new AgentgwError('upstream_rate_limited', `${who} is rate limiting the gateway (HTTP 429)${said}`, { headers: { 'retry-after': retryAfter ?? '1' } });
   }
   if (status >= 500 || status === 409 || status === 425) {
     return new AgentgwError('upstream_unavailable', `${who} failed (HTTP ${status})${said}`);

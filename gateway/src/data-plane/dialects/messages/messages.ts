@@ -38,6 +38,9 @@ const REASONING_MODEL = /(^|\/)(o\d|gpt-5|gpt-oss|deepseek-r|qwq)/i;
 /** The Chat Completions request a translated target receives. */
 export function chatRequestFor(t: PricedTarget, body: MessagesRequest) {
   const type = t.provider.type;
+  // Agents ask for their own models' output limits (Claude Code: 64k); the target's own maximum applies instead.
+  const cap = t.price?.max_output_tokens;
+  if (cap !== undefined && body.max_tokens > cap) body = { ...body, max_tokens: cap };
   return messagesToChatRequest(body, {
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
