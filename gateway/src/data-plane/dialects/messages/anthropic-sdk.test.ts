@@ -87,4 +87,29 @@ describe('the official Anthropic SDK against /v1/messages', () => {
     expect(e).toBeInstanceOf(Anthropic.AuthenticationError);
     expect((e as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error', code: 'invalid_api_key' } });
   });
+
+  test('a policy refusal is a PermissionDeniedError and a spent budget a RateLimitError, neither retried', async () => {
+    const admin = adminClient(gw.adminUrl, gw.adminKey);
+    await admin.policy('sdk-tight', { tenant_id: 'acme', allowed_models: ['anthropic/claude-sonnet-4-5'], daily_budget: 0 });
+    const tight = (await admin.agent('acme', 'sdk-tight-bot', 'sdk-tight')).api_key as string;
+    // maxRetries 2: the SDK would retry a 429, but x-should-retry: false tells it not to.
+    let sent = 0;
+    const counting: typeof fetch = (input, init) => {
+      sent++;
+      return fetch(input, init);
+    };
+    const sdk = new Anthropic({ apiKey: tight, baseURL: gw.url, maxRetries: 2, fetch: counting });
+    const before = upstream.messageRequests.length;
+    const denied = await sdk.messages.create({ model: 'mocked-model', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect(denied).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect((denied as InstanceType<typeof Anthropic.PermissionDeniedError>).error).toMatchObject({ error: { type: 'permission_error', code: 'model_not_allowed' } });
+    expect(sent).toBe(1);
+    const limited = await sdk.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
+    const rl = limited as InstanceType<typeof Anthropic.RateLimitError>;
+    expect(rl.error).toMatchObject({ error: { type: 'rate_limit_error', code: 'daily_budget_exceeded' } });
+    expect(rl.headers.get('x-should-retry')).toBe('false');
+    expect(sent).toBe(2);
+    expect(upstream.messageRequests.length).toBe(before);
+  });
 });
