@@ -1,7 +1,5 @@
 import { checkedUsage } from '../../../accounting/usage-counts.js';
-import { AgentgwError, isAgentgwError } from '../../../contract/index.js';
 import type { CancelSignal, ChatResult, ChatStream, OpenAIChatRequest } from '../../../providers/spec.js';
-import { toAgentgwError } from '../../../http/error-handler.js';
 import { checkContentPresent } from '../../../providers/shared/message-content.js';
 import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
 import type { DataPlane } from '../../data-plane.js';
@@ -10,7 +8,7 @@ import { ClientAbort } from '../../client-abort.js';
 import { fastValidChat } from '../../fast-validate.js';
 import { parseBody } from '../../parse-body.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
-import { SseWriter } from '../../sse-writer.js';
+import { recordStreamed, relayFrames } from '../../relay-stream.js';
 import { chatPolicyView } from './chat-policy-view.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
@@ -76,34 +74,8 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
     'x-agent-trace-id', ctx.traceId,
     ...(a.clampedMaxTokens !== null ? ['x-agentgw-clamped-max-tokens', String(a.clampedMaxTokens)] : []),
   ]);
-  let ttft: number | null = null;
-  let failure: AgentgwError | undefined;
-  const out = new SseWriter(raw, abort);
-  try {
-    for await (const first of stream) {
-      if (ttft === null) ttft = performance.now() - ctx.startedAt;
-      // Frames parsed from the same upstream read go out in one write.
-      const rest = stream.takeReady?.();
-      const full = out.write(rest ? first + rest : first);
-      if (full) await full;
-      if (abort.aborted) break;
-    }
-  } catch (e) {
-    if (!abort.aborted) failure = toAgentgwError(e, ex.log);
-  }
-  // A client that left is recorded as such, billed for what was streamed.
-  if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
-  const usage = checkedUsage(stream.usage());
-  const cost = actualCost(target, usage);
-  out.end(failure ? `data: ${JSON.stringify(failure.toBody())}\n\ndata: [DONE]\n\n` : 'data: [DONE]\n\n');
-  dp.record(ctx, {
-    httpStatus: 200,
-    error: failure,
-    usage,
-    cost,
-    ttftMs: ttft === null ? null : Math.round(ttft * 1000) / 1000,
-    provider: target.provider.name,
-    model: target.id,
-  });
-  await dp.settle(a, ctx, cost, usage);
+  const relayed = await relayFrames(ex, abort, stream);
+  const failure = relayed.failure;
+  relayed.out.end(failure ? `data: ${JSON.stringify(failure.toBody())}\n\ndata: [DONE]\n\n` : 'data: [DONE]\n\n');
+  await recordStreamed(dp, ex, a, target, stream, relayed);
 }

@@ -3,9 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { checkedUsage } from '../../../accounting/usage-counts.js';
-import { type AgentgwError, isAgentgwError } from '../../../contract/index.js';
 import { MessagesRequest } from '../../../contract/messages-request.js';
-import { toAgentgwError } from '../../../http/error-handler.js';
 import type { ChatStream, MessagesCallContext, Usage } from '../../../providers/spec.js';
 import { chatCompletionToMessage } from '../../../translate/chat-to-messages-response.js';
 import { MessagesStreamEncoder } from '../../../translate/chat-stream-to-messages-events.js';
@@ -15,7 +13,7 @@ import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { parseBody } from '../../parse-body.js';
-import { SseWriter } from '../../sse-writer.js';
+import { type FrameSource, recordStreamed, relayFrames } from '../../relay-stream.js';
 import { anthropicErrorEvent } from './anthropic-error.js';
 import { messagesPolicyView } from './messages-policy-view.js';
 
@@ -102,7 +100,7 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission, call: (t
 }
 
 /** A translated stream: the target's chat chunks re-encoded as Anthropic's events. */
-class TranslatedStream implements AsyncIterable<string> {
+class TranslatedStream implements FrameSource {
   private readonly encoder: MessagesStreamEncoder;
 
   constructor(
@@ -161,44 +159,8 @@ async function streamMessage(
     'x-agent-trace-id', ctx.traceId,
     ...(clamped ? Object.entries(clamped).flat() : []),
   ]);
-  let ttft: number | null = null;
-  let failure: AgentgwError | undefined;
-  const out = new SseWriter(raw, abort);
   const translated = stream instanceof TranslatedStream ? stream : null;
-  try {
-    if (translated) {
-      for await (const frames of translated) {
-        ttft ??= performance.now() - ctx.startedAt;
-        const full = out.write(frames);
-        if (full) await full;
-        if (abort.aborted) break;
-      }
-    } else {
-      const native = stream as ChatStream;
-      for await (const first of native) {
-        ttft ??= performance.now() - ctx.startedAt;
-        const rest = native.takeReady?.();
-        const full = out.write(rest ? first + rest : first);
-        if (full) await full;
-        if (abort.aborted) break;
-      }
-    }
-  } catch (e) {
-    if (!abort.aborted) failure = toAgentgwError(e, ex.log);
-  }
-  if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
-  const usage = checkedUsage(stream.usage());
-  const cost = actualCost(target, usage);
-  if (failure) out.end(anthropicErrorEvent(failure));
-  else out.end(translated ? translated.finish() : '');
-  dp.record(ctx, {
-    httpStatus: 200,
-    error: failure,
-    usage,
-    cost,
-    ttftMs: ttft === null ? null : Math.round(ttft * 1000) / 1000,
-    provider: target.provider.name,
-    model: target.id,
-  });
-  await dp.settle(a, ctx, cost, usage);
+  const relayed = await relayFrames(ex, abort, stream);
+  relayed.out.end(relayed.failure ? anthropicErrorEvent(relayed.failure) : translated ? translated.finish() : '');
+  await recordStreamed(dp, ex, a, target, stream, relayed);
 }

@@ -1,0 +1,53 @@
+// A streamed answer, whatever the dialect: frames relayed to the client as they come, then the step billed and recorded.
+import { checkedUsage } from '../accounting/usage-counts.js';
+import { type AgentgwError, isAgentgwError } from '../contract/index.js';
+import { toAgentgwError } from '../http/error-handler.js';
+import type { Usage } from '../providers/spec.js';
+import { type Admission, type PricedTarget, actualCost } from './admission.js';
+import type { ClientAbort } from './client-abort.js';
+import type { DataPlane } from './data-plane.js';
+import type { Exchange } from './exchange.js';
+import { SseWriter } from './sse-writer.js';
+
+export interface FrameSource extends AsyncIterable<string> {
+  /** Frames already parsed and waiting (see ChatStream.takeReady). */
+  takeReady?(): string | null;
+  usage(): Usage;
+}
+
+export interface Relayed {
+  out: SseWriter;
+  /** How the stream failed after it started (an upstream failure, or the client leaving); undefined when it did not. */
+  failure: AgentgwError | undefined;
+  ttftMs: number | null;
+}
+
+/** Writes every frame of `source` to the client (the status line is already sent); failures are returned, not thrown. */
+export async function relayFrames(ex: Exchange, abort: ClientAbort, source: FrameSource): Promise<Relayed> {
+  const out = new SseWriter(ex.res, abort);
+  let ttft: number | null = null;
+  let failure: AgentgwError | undefined;
+  try {
+    for await (const first of source) {
+      if (ttft === null) ttft = performance.now() - ex.ctx.startedAt;
+      // Frames parsed from the same upstream read go out in one write.
+      const rest = source.takeReady?.();
+      const full = out.write(rest ? first + rest : first);
+      if (full) await full;
+      if (abort.aborted) break;
+    }
+  } catch (e) {
+    if (!abort.aborted) failure = toAgentgwError(e, ex.log);
+  }
+  // A client that left is recorded as such, billed for what was streamed.
+  if (abort.aborted && isAgentgwError(abort.reason)) failure = abort.reason;
+  return { out, failure, ttftMs: ttft === null ? null : Math.round(ttft * 1000) / 1000 };
+}
+
+/** Records and settles a streamed step: billed for what the upstream reported, or for what was streamed. */
+export async function recordStreamed(dp: DataPlane, ex: Exchange, a: Admission, target: PricedTarget, source: FrameSource, relayed: Relayed): Promise<void> {
+  const usage = checkedUsage(source.usage());
+  const cost = actualCost(target, usage);
+  dp.record(ex.ctx, { httpStatus: 200, error: relayed.failure, usage, cost, ttftMs: relayed.ttftMs, provider: target.provider.name, model: target.id });
+  await dp.settle(a, ex.ctx, cost, usage);
+}
