@@ -6,7 +6,8 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new AgentgwError('invalid_json', 'The request body must be a JSON object: send one with Content-Type: application/json.');
   }
-  const r = schema.safeParse(body);
+  // With the input in each issue, a field of the wrong type is told apart from a missing one.
+  const r = schema.safeParse(body, { reportInput: true });
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {

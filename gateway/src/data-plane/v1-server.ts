@@ -10,13 +10,14 @@ import { chatCompletions } from './dialects/chat-completions/chat-completions.js
 import type { DataPlane } from './data-plane.js';
 import { embeddings } from './dialects/embeddings/embeddings.js';
 import { countTokens } from './dialects/messages/count-tokens.js';
-import { anthropicErrorBody } from './dialects/messages/anthropic-error.js';
+import { anthropicErrorBody } from '../contract/anthropic-error.js';
 import { messages } from './dialects/messages/messages.js';
 import { models } from './models.js';
 import { type Exchange, parseJsonBody, sendJson } from './exchange.js';
 import type { RequestContext } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
+const ANTHROPIC_PATH = /^\/v1\/messages(?:[/?#]|$)/;
 const NOT_FOUND = 'the gateway serves /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/messages/count_tokens and /v1/models.';
 
 /**
@@ -127,7 +128,8 @@ export class V1Server {
     if (named === undefined) named = sessionTrace(h);
     const traceOk = named !== undefined && TRACE_ID.test(named);
     const which = route(req.method, req.url ?? '/');
-    const errorDialect = which === 'messages' || which === 'count_tokens' ? 'anthropic' : 'openai';
+    // Anthropic clients read Anthropic's error shape on every path of their API, wrong ones included.
+    const errorDialect = ANTHROPIC_PATH.test(req.url ?? '') ? 'anthropic' : 'openai';
     const ids = { requestId, traceId: traceOk ? named! : requestId, errorDialect } as const;
     let ctx: RequestContext | undefined;
     try {
@@ -142,7 +144,7 @@ export class V1Server {
       }
       // Anthropic clients send their key as x-api-key.
       const apiKey = errorDialect === 'anthropic' && h.authorization === undefined ? one(h['x-api-key']) : undefined;
-      const agent = authenticateAgent(apiKey !== undefined ? `Bearer ${apiKey}` : one(h.authorization), this.dp.hasher, this.dp.snapshot);
+      const agent = authenticateAgent(apiKey !== undefined ? `Bearer ${apiKey}` : one(h.authorization), this.dp.hasher, this.dp.snapshot, errorDialect === 'anthropic');
       const now = Date.now();
       ctx = {
         requestId,

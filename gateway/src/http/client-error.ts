@@ -1,14 +1,19 @@
 import type { Socket } from 'node:net';
+import { anthropicErrorBody } from '../contract/anthropic-error.js';
 import { AgentgwError } from '../contract/index.js';
 import { newRequestId } from './request-id.js';
+
+const ANTHROPIC_PATH = /^[A-Z]+ \/v1\/messages(?:[/?# ]|$)/;
 
 /**
  * Answers a request Node's HTTP parser refused (malformed framing or headers) with CONTRACT's error body and a request
  * id, on both interfaces, then closes the connection: after a framing error nothing more on it can be trusted.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  // A reset or closed connection has nobody to answer; one that has sent an answer's bytes cannot take another.
-  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable || socket.bytesWritten > 0) {
+  // A reset or closed connection has nobody to answer; one whose current answer has started cannot take another (as
+  // Node's own handler decides: earlier answers on a keep-alive connection do not count).
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable || current?.headersSent) {
     socket.destroy();
     return;
   }
@@ -24,11 +29,14 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     const what = (err as { reason?: string }).reason ?? err.code ?? 'malformed request';
     error = new AgentgwError('invalid_header', `The request is not valid HTTP/1.1 (${what}): check its Content-Length, Transfer-Encoding and header lines.`);
   }
-  const body = JSON.stringify(error.toBody());
+  const requestId = newRequestId();
+  // Anthropic clients read Anthropic's error shape: the request line, when the parser got that far, names the path.
+  const line = (err as { rawPacket?: Buffer }).rawPacket?.toString('latin1', 0, 64) ?? '';
+  const body = ANTHROPIC_PATH.test(line) ? anthropicErrorBody(error, requestId) : JSON.stringify(error.toBody());
   socket.write(
     `HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
       `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `x-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`,
+      `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
   );
   // As Node does: a request handler may still hold the connection (its body broke mid-way), so it is closed here.
   socket.destroy();

@@ -14,10 +14,11 @@ function unknownKey(): AgentgwError {
  * Agent key -> agent, from the in-memory snapshot, no database. A key is verified once per snapshot generation with the
  * HMAC the store keeps; after that a SHA-256 fingerprint of it finds the agent (the key itself is never kept).
  */
-export function authenticateAgent(header: string | undefined, hasher: KeyHasher, snapshot: Snapshot): StoredAgent {
+export function authenticateAgent(header: string | undefined, hasher: KeyHasher, snapshot: Snapshot, anthropic = false): StoredAgent {
   const match = header ? BEARER.exec(header) : null;
   if (!match) {
-    throw new AgentgwError('invalid_api_key', 'Missing API key: send your agent key as "Authorization: Bearer <AGENT_KEY>".');
+    const how = anthropic ? '"x-api-key: <AGENT_KEY>" or "Authorization: Bearer <AGENT_KEY>"' : '"Authorization: Bearer <AGENT_KEY>"';
+    throw new AgentgwError('invalid_api_key', `Missing API key: send your agent key as ${how}.`);
   }
   const key = match[1]!;
   if (!key.startsWith('agk_')) {

@@ -16,6 +16,11 @@ export function convertTools(tools: unknown): OpenAITool[] | undefined {
     if (tool.input_schema != null && !isObject(tool.input_schema)) {
       throw invalidField(`${at}.input_schema`, `${at}.input_schema must be a JSON schema object.`);
     }
+    // As Anthropic requires: a tool's input is an object, and a schema of anything else would let the target answer a
+    // call whose arguments no tool_use block can hold.
+    if (isObject(tool.input_schema) && tool.input_schema.type !== 'object') {
+      throw invalidField(`${at}.input_schema.type`, `${at}.input_schema.type must be "object": a tool's input is a JSON object.`);
+    }
     const fn: OpenAITool['function'] = { name: tool.name };
     if (typeof tool.description === 'string') fn.description = tool.description;
     fn.parameters = (tool.input_schema as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} };

@@ -14,7 +14,7 @@ import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { parseBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames } from '../../relay-stream.js';
-import { anthropicErrorEvent } from './anthropic-error.js';
+import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
 import { messagesPolicyView } from './messages-policy-view.js';
 
 /** The Anthropic headers a client sets that go on to an Anthropic upstream. */

@@ -1,5 +1,5 @@
 // Errors on /v1/messages in Anthropic's shape, with agentgw's code added, so Anthropic SDKs and Claude Code read them.
-import type { AgentgwError } from '../../../contract/index.js';
+import type { AgentgwError } from './errors.js';
 
 /** Anthropic's error type for each HTTP status of CONTRACT's errors table. */
 const ANTHROPIC_TYPE: Record<number, string> = {
