@@ -592,7 +592,7 @@ describe('what a translated target cannot take is a 400 naming the field; the na
 
 // Bugs this file found outside the messages dialect, held fixed.
 describe('found by generated input', () => {
-  test('a field of the wrong type is called invalid, not missing ', async () => {
+  test('a field of the wrong type is called invalid, not missing', async () => {
     const a = await send({
       path: '/v1/messages',
       headers: { 'content-type': 'application/json', 'x-api-key': plainKey },
