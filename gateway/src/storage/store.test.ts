@@ -413,7 +413,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       // Written out of time order, in two batches: steps follow started_at, not insertion.
       await store.insertUsage([
         usageRecord({ request_id: ids.r3, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(20), prompt_tokens: 30, completion_tokens: 3, cost: 0.3, latency_ms: 5000, model: 'anthropic/claude-sonnet-4-5', provider: 'anthropic' }),
-        usageRecord({ request_id: ids.r1, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(0), prompt_tokens: 10, completion_tokens: 1, cost: 0.1, latency_ms: 100, stream: true, ttft_ms: 40 }),
+        usageRecord({ request_id: ids.r1, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(0), prompt_tokens: 10, completion_tokens: 1, cost: 0.1, latency_ms: 100, stream: true, ttft_ms: 40, endpoint: 'messages', cached_tokens: 6, reasoning_tokens: 1 }),
         usageRecord({ request_id: ids.r4, trace_id: trace2, tenant_id: tA, agent_id: 'agt_a2', started_at: at(30), prompt_tokens: 40, completion_tokens: 4, cost: 0.4, latency_ms: 200 }),
       ]);
       await store.insertUsage([
@@ -448,6 +448,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       expect(t!.requests[0]).toEqual({
         request_id: ids.r1,
         step: 1,
+        endpoint: 'messages',
         model: 'openai/gpt-4o-mini',
         provider: 'openai',
         stream: true,
@@ -456,6 +457,8 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
         error_code: null,
         prompt_tokens: 10,
         completion_tokens: 1,
+        cached_tokens: 6,
+        reasoning_tokens: 1,
         cost: 0.1,
         latency_ms: 100,
         ttft_ms: 40,
