@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 
 /** The one migration set, written in Kysely's portable builder so SQLite and PostgreSQL share it. */
-function buildMigrations(kind: StorageKind): Record<string, Migration> {
+export function buildMigrations(kind: StorageKind): Record<string, Migration> {
   const isPg = kind === 'postgres';
   return {
   '0001_initial': {
