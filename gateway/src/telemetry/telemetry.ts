@@ -1,4 +1,3 @@
-import type { RequestContext } from '../data-plane/request-context.js';
 import type { UsageRecord } from '../storage/store.js';
 import { Metrics } from './metrics.js';
 import type { GenAiSpans } from './otel.js';
@@ -19,9 +18,10 @@ export class Telemetry {
     return new Telemetry(spans, log);
   }
 
-  requestFinished(r: UsageRecord, ctx: RequestContext): void {
+  /** `request`: what the client asked for (the operation, and the model as it named it). */
+  requestFinished(r: UsageRecord, request: { operation: 'chat' | 'embeddings'; model: string | null }): void {
     this.metrics.observe(r);
-    this.spans?.record(r, ctx.operation, ctx.model);
+    this.spans?.record(r, request.operation, request.model);
   }
 
   counterError(err: unknown): void {
