@@ -25,8 +25,9 @@ export interface DataPlaneDeps {
 export interface PricedTarget extends Target, PricedModel {}
 
 /** A request that passed every check: what to send, where, and the budget hold to settle. */
-export interface Admission {
-  body: Record<string, unknown>;
+export interface Admission<B extends object = Record<string, unknown>> {
+  /** The body to forward: the client's, or a copy a check edited (PII redaction, a clamped output limit), same shape. */
+  body: B;
   targets: PricedTarget[];
   reservationId: string | null;
   /** Tokens counted against tpm at admission, corrected once the real usage is known. */
@@ -41,7 +42,7 @@ const BYTES_PER_TOKEN_ESTIMATE = 4;
  * Admits a request: its plan (targets and effective policy, cached per snapshot generation), then every check of the
  * table in CONTRACT's order, the last one reserving the worst case against the budgets.
  */
-export async function admit(deps: DataPlaneDeps, ctx: RequestContext, body: Record<string, unknown> & { model: string }, view: PolicyView): Promise<Admission> {
+export async function admit<B extends Record<string, unknown> & { model: string }>(deps: DataPlaneDeps, ctx: RequestContext, body: B, view: PolicyView): Promise<Admission<B>> {
   ctx.model = body.model;
   ctx.endpoint = view.endpoint;
   const plan = planFor(deps, ctx, body.model);
@@ -72,7 +73,8 @@ export async function admit(deps: DataPlaneDeps, ctx: RequestContext, body: Reco
     ctx.piiTypes = a.piiTypes;
   }
   if (plan.eff.captureBodies) ctx.capturedBody = JSON.stringify(a.body).slice(0, 64 * 1024);
-  return { body: a.body, targets: plan.priced, reservationId: a.reservationId, tpmTokens: a.tpmTokens, clampedMaxTokens: a.clampedMaxTokens };
+  // Checks edit copies of the body's texts and limits, never its shape.
+  return { body: a.body as B, targets: plan.priced, reservationId: a.reservationId, tpmTokens: a.tpmTokens, clampedMaxTokens: a.clampedMaxTokens };
 }
 
 /** What admission derives from the policies and the model alone: the same for every request until a policy changes. */

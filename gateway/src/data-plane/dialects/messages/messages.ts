@@ -75,9 +75,9 @@ function nativeOf(t: PricedTarget) {
   return native?.serves(t.model) ? native : undefined;
 }
 
-async function createMessage(dp: DataPlane, ex: Exchange, a: Admission, call: (t: PricedTarget) => MessagesCallContext): Promise<void> {
+async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesRequest>, call: (t: PricedTarget) => MessagesCallContext): Promise<void> {
   const ctx = ex.ctx;
-  const body = a.body as MessagesRequest;
+  const body = a.body;
   let answer: { result: { text: string; usage: Usage }; target: PricedTarget };
   try {
     answer = await withFallback(a.targets, async (t) => {
@@ -131,12 +131,12 @@ class TranslatedStream implements FrameSource {
 async function streamMessage(
   dp: DataPlane,
   ex: Exchange,
-  a: Admission,
+  a: Admission<MessagesRequest>,
   abort: ClientAbort,
   call: (t: PricedTarget) => MessagesCallContext,
 ): Promise<void> {
   const ctx = ex.ctx;
-  const body = a.body as MessagesRequest;
+  const body = a.body;
   let stream: ChatStream | TranslatedStream;
   let target: PricedTarget;
   try {
