@@ -37,6 +37,8 @@ export const ERROR_CODES = {
   upstream_bad_response: { status: 502, type: 'upstream_error' },
   upstream_timeout: { status: 504, type: 'upstream_error' },
   maintenance: { status: 503, type: 'service_unavailable' },
+  // The counters or the database a request needs are unreachable: refused fast (budgets fail closed), with Retry-After.
+  store_unavailable: { status: 503, type: 'service_unavailable' },
   // Recorded only: the client went away before the answer, so nobody receives it.
   client_closed: { status: 499, type: 'client_error' },
   // A bug, never an answer to bad input.
