@@ -68,20 +68,26 @@ export class AgentgwError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string> } = {}) {
+  private readonly retryable: boolean | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: { param?: string | null; headers?: Record<string, string>; retryable?: boolean } = {}) {
     super(message);
     this.name = 'AgentgwError';
     this.code = code;
     this.status = ERROR_CODES[code].status;
     this.type = ERROR_CODES[code].type;
     this.param = opts.param ?? null;
+    this.retryable = opts.retryable;
     // A refusal that a retry cannot change: the OpenAI and Anthropic SDKs honour this header and do not retry.
     this.headers = this.type === 'budget_exceeded' || this.type === 'policy_blocked' ? { 'x-should-retry': 'false', ...opts.headers } : (opts.headers ?? {});
   }
 
-  /** Upstream failures worth trying the next fallback target for. */
+  /**
+   * Upstream failures worth trying the next fallback target for: unreachable, slow, rate limited, or (when the error
+   * says so) answering what is no answer, such as a malformed 200. A request the upstream refused is not one.
+   */
   get isRetryable(): boolean {
-    return this.code === 'upstream_unavailable' || this.code === 'upstream_timeout' || this.code === 'upstream_rate_limited';
+    return this.retryable ?? (this.code === 'upstream_unavailable' || this.code === 'upstream_timeout' || this.code === 'upstream_rate_limited');
   }
 
   toBody(): ErrorBody {

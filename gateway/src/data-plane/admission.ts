@@ -112,10 +112,13 @@ export function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string)
   return plan;
 }
 
-/** Tries each allowed target in order; only retryable upstream failures move on to the next. */
-export async function withFallback<T>(targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
+/** Tries each allowed target in order; only retryable upstream failures (see AgentgwError.isRetryable) move on to the next. */
+export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
   let last: unknown;
   for (const t of targets) {
+    // A step that fails is recorded with the target that failed it, never the alias the client named.
+    ctx.model = t.id;
+    ctx.provider = t.provider.name;
     try {
       return { result: await call(t), target: t };
     } catch (e) {

@@ -32,7 +32,8 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     model: recordedModel(o.model ?? ctx.model),
     provider: o.provider ?? ctx.provider,
     stream: ctx.stream,
-    status: o.error ? (BLOCKING_TYPES.has(o.error.type) ? 'blocked' : 'error') : 'ok',
+    // A refusal of the gateway's is "blocked"; an upstream's own 429 is a failure of the call, an "error".
+    status: o.error ? (BLOCKING_TYPES.has(o.error.type) && o.error.code !== 'upstream_rate_limited' ? 'blocked' : 'error') : 'ok',
     http_status: o.httpStatus,
     error_code: o.error?.code ?? null,
     prompt_tokens: o.usage?.prompt_tokens ?? 0,

@@ -5,7 +5,7 @@ import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import { badUpstreamResponse } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, looksLikeJsonObject } from '../shared/upstream-failure.js';
 import type { AnthropicUsage } from './anthropic-api.js';
 import { anthropicPromptUsage, mergeAnthropicPromptCounts } from './convert-anthropic-usage.js';
 
@@ -28,6 +28,7 @@ export class AnthropicPassthroughFrames implements FrameTranslator {
     const name = event.event ?? '';
     const data = event.data;
     this.events++;
+    if (!looksLikeJsonObject(data)) throw badUpstreamResponse(this.identity, 'sent a stream event that is not a JSON object.');
     switch (name) {
       case 'message_start': {
         const start = JSON.parse(data) as { message?: { usage?: AnthropicUsage } };

@@ -6,7 +6,7 @@ import { fromOpenAIUsage, toOpenAIUsage } from '../shared/openai-usage.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import { badUpstreamResponse } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, looksLikeJsonObject } from '../shared/upstream-failure.js';
 import type { EventSourceMessage } from 'eventsource-parser';
 
 const FINISH_REASON = /"finish_reason":\s*"(\w+)"/;
@@ -46,6 +46,7 @@ export class OpenAIFrameTranslator implements FrameTranslator {
       const detail = sanitizeUpstreamMessage(this.identity, extractUpstreamMessage(data).message);
       throw new AgentgwError('upstream_unavailable', `Provider "${this.identity.name}" failed mid-stream${detail ? `: ${detail}` : '.'}`);
     }
+    if (!looksLikeJsonObject(data)) throw badUpstreamResponse(this.identity, 'sent a stream event that is not a JSON object.');
     this.firstChunk ??= data;
     const finish = FINISH_REASON.exec(data);
     if (finish) this.finish = finish[1]!;

@@ -34,14 +34,28 @@ export function upstreamFailure(identity: ProviderIdentity, err: unknown, signal
     return new AgentgwError('upstream_timeout', `${who} ${TIMEOUT_WHAT[code] ?? 'timed out'} (${code}); try again or raise its timeout.`);
   }
   if (code?.startsWith('HPE_')) {
-    return new AgentgwError('upstream_bad_response', `${who} sent a malformed HTTP response (${code}).`);
+    return new AgentgwError('upstream_bad_response', `${who} sent a malformed HTTP response (${code}).`, { retryable: true });
   }
   if (err instanceof SyntaxError) {
-    return new AgentgwError('upstream_bad_response', `${who} answered with a body that is not valid JSON.`);
+    return new AgentgwError('upstream_bad_response', `${who} answered with a body that is not valid JSON.`, { retryable: true });
   }
   return new AgentgwError('upstream_unavailable', `${who} could not be reached (${code ?? 'connection failed'}); try again later or configure a fallback target.`);
 }
 
+/** An answer that is no answer (a malformed body or stream): the next fallback target may do better. */
 export function badUpstreamResponse(identity: ProviderIdentity, what: string): AgentgwError {
-  return new AgentgwError('upstream_bad_response', `Provider "${identity.name}" ${what}`);
+  return new AgentgwError('upstream_bad_response', `Provider "${identity.name}" ${what}`, { retryable: true });
+}
+
+/**
+ * Whether an SSE data field passed on unparsed can be a JSON object: it must open and close like one. Two character
+ * reads, so a frame cut short or a line of text is never sent to a client as a chunk (its SDK would fail to parse it);
+ * a frame that is an object outside and broken inside is beyond what this costs to see.
+ */
+export function looksLikeJsonObject(data: string): boolean {
+  let start = 0;
+  let end = data.length - 1;
+  while (start < end && data.charCodeAt(start) <= 32) start++;
+  while (end > start && data.charCodeAt(end) <= 32) end--;
+  return data.charCodeAt(start) === 123 && data.charCodeAt(end) === 125;
 }

@@ -34,7 +34,7 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: C
   const ctx = ex.ctx;
   let answer: { result: ChatResult; target: PricedTarget };
   try {
-    answer = await withFallback(a.targets, (t) =>
+    answer = await withFallback(ctx, a.targets, (t) =>
       t.provider.chat({ model: t.model, signal, requestId: ctx.requestId }, a.body as unknown as OpenAIChatRequest),
     );
   } catch (e) {
@@ -55,7 +55,7 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   let stream: ChatStream;
   let target: PricedTarget;
   try {
-    ({ result: stream, target } = await withFallback(a.targets, (t) =>
+    ({ result: stream, target } = await withFallback(ctx, a.targets, (t) =>
       t.provider.chatStream(
         { model: t.model, signal: abort, requestId: ctx.requestId, includeUsage: (a.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true },
         a.body as unknown as OpenAIChatRequest,

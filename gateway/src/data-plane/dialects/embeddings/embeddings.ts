@@ -18,7 +18,7 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
   try {
     let answered: { result: EmbeddingsResult; target: PricedTarget };
     try {
-      answered = await withFallback(a.targets, (t) =>
+      answered = await withFallback(ctx, a.targets, (t) =>
         t.provider.embeddings({ model: t.model, signal: abort, requestId: ctx.requestId }, a.body as unknown as OpenAIEmbeddingsRequest),
       );
     } catch (e) {

@@ -80,7 +80,7 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
   const body = a.body;
   let answer: { result: { text: string; usage: Usage }; target: PricedTarget };
   try {
-    answer = await withFallback(a.targets, async (t) => {
+    answer = await withFallback(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
       if (native) return native.create(call(t), a.body);
       const c = call(t);
@@ -140,7 +140,7 @@ async function streamMessage(
   let stream: ChatStream | TranslatedStream;
   let target: PricedTarget;
   try {
-    ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(a.targets, async (t) => {
+    ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
       if (native) return native.stream(call(t), a.body);
       return new TranslatedStream(await t.provider.chatStream(call(t), chatRequestFor(t, body)), body.model);
