@@ -3,7 +3,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { adminPlugin } from './admin/index.js';
-import { answerClientError } from './http/client-error.js';
+import { answerClientError, answerOnSocket } from './http/client-error.js';
+import { AgentgwError } from './contract/index.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { newRequestId } from './http/request-id.js';
 import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse, createServer } from 'node:http';
@@ -28,6 +29,14 @@ export const LOG_REDACT = [
   'apiKey',
 ];
 
+/** HTTP/1.1 requires a Host header: the request is answered as bad, with CONTRACT's body, and its connection closed. */
+function missingHost(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  const body = JSON.stringify(new AgentgwError('invalid_header', 'The request has no Host header, which HTTP/1.1 requires: send one.', { param: 'host' }).toBody());
+  res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newRequestId(), connection: 'close' });
+  res.end(body);
+}
+
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { services } = opts;
   const common = {
@@ -40,7 +49,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
     // /v1 is answered by the data plane's own node:http handler; everything else goes through Fastify.
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-      const server = createServer({ ServerResponse: DrainingAwareResponse }, (req, res) => {
+      // Host is checked here, so a request without one gets CONTRACT's body (Node's own check answers an empty 400).
+      const server = createServer({ ServerResponse: DrainingAwareResponse, requireHostHeader: false }, (req, res) => {
         const socket = req.socket;
         busy.set(socket, (busy.get(socket) ?? 0) + 1);
         // The listener holds the socket, never the response: keeping each response in a long-lived set until it
@@ -50,10 +60,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
           if (n > 0) busy.set(socket, n);
           else busy.delete(socket);
         });
-        if (V1Server.owns(req.url)) v1.handle(req, res);
+        if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) missingHost(req, res);
+        else if (V1Server.owns(req.url)) v1.handle(req, res);
         else handler(req, res);
       });
+      // Node hands CONNECT to no request handler and drops the connection unanswered; it gets an answer here.
+      server.on('connect', (req: IncomingMessage, socket: Socket) => {
+        answerOnSocket(socket, 404, new AgentgwError('route_not_found', `No route CONNECT ${req.url ?? ''}: agentgw is not a forward proxy; send requests to /v1 or /api.`));
+      });
       server.keepAliveTimeout = 72_000;
+      // Closing drops idle connections at once (Node's close(), Fastify's forceCloseConnections): one a client has just
+      // sent a request on would be reset. The reaper below closes them instead, once they have stayed idle.
+      server.closeIdleConnections = () => undefined;
       server.on('connection', (socket: Socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
@@ -71,13 +89,23 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
   }
   // On close, connections without a request in progress (idle keep-alive ones, and ones a client opened but never used)
-  // go at once; requests in flight (streams too) finish and are recorded, then their connections go too.
+  // go once they have stayed idle from one reap to the next: a request a client sent on one just as shutdown began is
+  // answered (503, connection: close), not reset. Requests in flight (streams too) finish and are recorded, then their
+  // connections go too.
   const sockets = new Set<Socket>();
   /** Requests in progress per connection (pipelined requests count one each). */
   const busy = new Map<Socket, number>();
   let reaper: NodeJS.Timeout | undefined;
+  /** Bytes each idle connection had read at the last reap. */
+  let idleAt = new Map<Socket, number>();
   const reap = () => {
-    for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
+    const next = new Map<Socket, number>();
+    for (const socket of sockets) {
+      if (busy.has(socket)) continue;
+      if (idleAt.get(socket) === socket.bytesRead) socket.destroy();
+      else next.set(socket, socket.bytesRead);
+    }
+    idleAt = next;
   };
   const v1 = new V1Server(services.dataPlane, services.config.limits.gateway_body_bytes, opts.logger || undefined);
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });

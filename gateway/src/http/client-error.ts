@@ -29,12 +29,21 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     const what = (err as { reason?: string }).reason ?? err.code ?? 'malformed request';
     error = new AgentgwError('invalid_header', `The request is not valid HTTP/1.1 (${what}): check its Content-Length, Transfer-Encoding and header lines.`);
   }
-  const requestId = newRequestId();
   // Anthropic clients read Anthropic's error shape: the request line, when the parser got that far, names the path.
   const line = (err as { rawPacket?: Buffer }).rawPacket?.toString('latin1', 0, 64) ?? '';
-  const body = ANTHROPIC_PATH.test(line) ? anthropicErrorBody(error, requestId) : JSON.stringify(error.toBody());
+  answerOnSocket(socket, status, error, ANTHROPIC_PATH.test(line));
+}
+
+/**
+ * Writes CONTRACT's error answer straight to a connection no request handler holds, and closes it: after a framing
+ * error, or for a request Node hands to no handler (CONNECT).
+ */
+export function answerOnSocket(socket: Socket, status: number, error: AgentgwError, anthropic = false): void {
+  const requestId = newRequestId();
+  const body = anthropic ? anthropicErrorBody(error, requestId) : JSON.stringify(error.toBody());
+  const reason = status === 408 ? 'Request Timeout' : status === 404 ? 'Not Found' : 'Bad Request';
   socket.write(
-    `HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${status} ${reason}\r\n` +
       `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
   );
