@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AgentgwError, isAgentgwError } from '../contract/errors.js';
+import { isStoreUnavailableError, storeUnavailable } from '../storage/store-errors.js';
 
 type Issue = { instancePath: string; message?: string; keyword: string; params?: Record<string, unknown> };
 
@@ -39,6 +40,8 @@ export function toAgentgwError(err: unknown, log?: ErrorLog): AgentgwError {
     const detail = String(e.message ?? '').trim() || 'it was refused';
     return new AgentgwError('validation_failed', `The request is not valid: ${detail}${/[.!?]$/.test(detail) ? '' : '.'}`);
   }
+  // The database is restarting, stopped or unreachable: 503 with Retry-After, never a 500 (CONTRACT's errors table).
+  if (isStoreUnavailableError(err)) return storeUnavailable();
   log?.error({ err }, 'unhandled error');
   return new AgentgwError('internal_error', 'Internal error in agentgw; the request was not completed. Try again; if it persists, report it.');
 }

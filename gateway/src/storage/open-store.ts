@@ -47,7 +47,27 @@ export type StorageOptions =
       /** Usage rows written by a thread of their own (the default for a database file); false writes them on the main connection. */
       usageThread?: boolean;
     }
-  | { kind: 'postgres'; url: string; schema?: string };
+  | {
+      kind: 'postgres';
+      url: string;
+      schema?: string;
+      /**
+       * Longest wait for a connection (a new one, or a pooled one to come free) before the call fails: admin calls
+       * answer 503 store_unavailable instead of hanging while PostgreSQL is away. Default PG_CONNECT_TIMEOUT_MS.
+       */
+      connectTimeoutMs?: number;
+      /** Where connection losses and recoveries are reported (one line per outage, not per error). */
+      log?: StoreLog;
+    };
+
+/** Where the store reports that it lost, and regained, its database (a pino logger fits). */
+export interface StoreLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Default of StorageOptions.connectTimeoutMs: connecting to PostgreSQL takes milliseconds, even over TLS well under a second. */
+export const PG_CONNECT_TIMEOUT_MS = 2000;
 
 /** Opens the configured store and brings its schema up to date. Only the chosen database's driver is loaded. */
 export async function openStore(opts: StorageOptions): Promise<Store> {
@@ -104,13 +124,28 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
   pg.types.setTypeParser(20, (v) => Number(v));
   pg.types.setTypeParser(1700, (v) => Number(v));
   const options = opts.schema ? `-c search_path=${opts.schema}` : undefined;
+  const connectionTimeoutMillis = opts.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS;
   if (opts.schema) {
-    const admin = new pg.Client({ connectionString: opts.url });
-    await admin.connect();
-    await admin.query(`create schema if not exists "${opts.schema.replace(/"/g, '')}"`);
-    await admin.end();
+    const admin = new pg.Client({ connectionString: opts.url, connectionTimeoutMillis });
+    // A connection error while idle is an 'error' event: unheard, it would end the process.
+    admin.on('error', () => undefined);
+    try {
+      await admin.connect();
+      await admin.query(`create schema if not exists "${opts.schema.replace(/"/g, '')}"`);
+    } finally {
+      await admin.end().catch(() => undefined);
+    }
   }
-  const pool = new pg.Pool({ connectionString: opts.url, max: 10, options });
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: 10,
+    options,
+    connectionTimeoutMillis,
+    // A peer that vanished without closing the connection (a host gone, a partition) is noticed by the kernel.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  watchPool(pool, opts.log);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // Kysely's migrator takes a lock row, so nodes starting together migrate once.
   await migrate(db, 'postgres');
@@ -125,5 +160,39 @@ function sqliteUsageInserter(sqlite: SQLite.Database): (rows: UsageRecord[]) => 
   const insert = sqlite.prepare(INSERT_USAGE_SQL);
   return sqlite.transaction((rows: UsageRecord[]) => {
     for (const r of rows) insert.run(...usageParams(r));
+  });
+}
+
+/** The pool's events this module listens to (pg's Pool and Client are EventEmitters). */
+interface PoolEvents {
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  on(event: 'connect', listener: (client: { on(event: 'error', listener: (err: Error) => void): unknown }) => void): unknown;
+}
+
+/**
+ * pg reports a connection the server closed (PostgreSQL restarted: 57P01 "terminating connection due to administrator
+ * command", or the socket reset) as an 'error' event, on the pool for an idle connection and on the client for one
+ * checked out; an 'error' event that nobody listens to ends the process. Both are heard here. A connection that failed
+ * is not reused (the pool drops an idle one at once, and one checked out when it is released, as it is no longer
+ * queryable), and the pool opens new connections on demand, so the store reconnects by itself when PostgreSQL is back:
+ * the callers' retries (snapshot polls, usage flushes, admin requests) pace the attempts. One log line when the
+ * connection is lost, one when a new connection has been made after that.
+ */
+function watchPool(pool: PoolEvents, log: StoreLog | undefined): void {
+  let lostAt: number | undefined;
+  let errors = 0;
+  const lost = (err: Error) => {
+    errors++;
+    if (lostAt !== undefined) return;
+    lostAt = Date.now();
+    log?.error({ err: { message: err.message, code: (err as { code?: string }).code } }, 'lost a connection to PostgreSQL; reconnecting as requests need it');
+  };
+  pool.on('error', lost);
+  pool.on('connect', (client) => {
+    client.on('error', lost);
+    if (lostAt === undefined) return;
+    log?.warn({ after_ms: Date.now() - lostAt, connection_errors: errors }, 'connected to PostgreSQL again');
+    lostAt = undefined;
+    errors = 0;
   });
 }

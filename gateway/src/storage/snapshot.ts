@@ -3,6 +3,8 @@ import type { Store, StoredAgent } from './store.js';
 
 const VERSION_KEY = 'config_version';
 const MAINTENANCE_KEY = 'maintenance';
+/** Longest interval between snapshot polls while they fail (the database unreachable). */
+const POLL_BACKOFF_MAX_MS = 2000;
 
 /**
  * The data plane's in-memory read model of agents, policies and maintenance, so no request waits on the database.
@@ -16,6 +18,10 @@ export class Snapshot {
   /** Bumped on every applied load: caches derived from agents and policies are valid for one generation. */
   private gen = 0;
   private timer: NodeJS.Timeout | undefined;
+  private pollMs = 500;
+  private stopped = false;
+  /** Polls that failed in a row (the database unreachable): the next ones wait longer, and the first to succeed reloads. */
+  private failedPolls = 0;
   private reloading: Promise<void> | undefined;
   /** Loads run concurrently (a poll and a write); only a load started later than the applied one may replace it. */
   private loadsStarted = 0;
@@ -24,20 +30,44 @@ export class Snapshot {
   constructor(private readonly store: Store) {}
 
   async start(pollMs = 500): Promise<void> {
+    this.pollMs = pollMs;
     await this.reload();
-    this.timer = setInterval(() => {
-      void this.poll().catch(() => undefined);
-    }, pollMs);
-    this.timer.unref();
+    this.schedule(pollMs);
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * One poll at a time, the next one `ms` after the last ended: a database that does not answer never piles polls up.
+   * While the database is unreachable the data plane serves from what it holds; polls back off to at most
+   * POLL_BACKOFF_MAX_MS apart, so a node notices PostgreSQL is back (and reloads) within about that.
+   */
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.poll().then(
+        () => {
+          this.failedPolls = 0;
+          this.schedule(this.pollMs);
+        },
+        () => {
+          this.failedPolls++;
+          this.schedule(Math.min(POLL_BACKOFF_MAX_MS, this.pollMs * 2 ** Math.min(this.failedPolls - 1, 8)));
+        },
+      );
+    }, ms);
+    this.timer.unref();
   }
 
   private async poll(): Promise<void> {
     const v = (await this.store.getSetting(VERSION_KEY)) ?? '';
-    if (v !== this.version) await this.reload();
+    // After polls failed (the database was away, perhaps restored from elsewhere), everything is read again.
+    if (v !== this.version || this.failedPolls > 0) await this.reload();
   }
 
   /** Reloads everything; concurrent callers share one reload. */

@@ -20,6 +20,8 @@ export interface TestGatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** Share an existing PostgreSQL schema (another gateway's): it is left in place on close. */
   pgSchema?: string;
+  /** The PostgreSQL server to use with storage 'postgres' (a test's own cluster); TEST_PG_URL by default. */
+  pgUrl?: string;
   /** Share an existing SQLite file (another gateway's): it is left in place on close. */
   sqlitePath?: string;
 }
@@ -44,7 +46,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-test-'));
   const pgSchema = opts.pgSchema ?? `t_${randomBytes(6).toString('hex')}`;
   const sqlitePath = opts.sqlitePath ?? join(dir, 'agentgw.db');
-  const storage = opts.storage === 'postgres' ? { kind: 'postgres', url: TEST_PG_URL } : { kind: 'sqlite', path: sqlitePath };
+  const pgUrl = opts.pgUrl ?? TEST_PG_URL;
+  const storage = opts.storage === 'postgres' ? { kind: 'postgres', url: pgUrl } : { kind: 'sqlite', path: sqlitePath };
   const env = { ...opts.env, AGENTGW_ADMIN_KEY: adminKey };
   const config = loadConfig({ env, overrides: { log_level: 'silent', ...opts.config, storage } });
   const runtime = await createRuntime(config, {
@@ -63,12 +66,12 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     adminKey,
     app,
     runtime,
-    storage: opts.storage === 'postgres' ? { kind: 'postgres', url: TEST_PG_URL, schema: pgSchema } : { kind: 'sqlite', path: sqlitePath },
+    storage: opts.storage === 'postgres' ? { kind: 'postgres', url: pgUrl, schema: pgSchema } : { kind: 'sqlite', path: sqlitePath },
     async close() {
       await app.close();
       await runtime.close();
       rmSync(dir, { recursive: true, force: true });
-      if (opts.storage === 'postgres' && !opts.pgSchema) await dropSchema(pgSchema);
+      if (opts.storage === 'postgres' && !opts.pgSchema) await dropSchema(pgSchema, pgUrl);
     },
   };
 }
