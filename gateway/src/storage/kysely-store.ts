@@ -328,6 +328,13 @@ export class KyselyStore implements Store {
       }
     }
   }
+  async settingsWithPrefix(prefix: string) {
+    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return this.db.selectFrom('settings').select(['key', 'value']).where(sql<boolean>`key like ${pattern} escape '\\'`).execute();
+  }
+  async deleteSetting(key: string) {
+    await this.db.deleteFrom('settings').where('key', '=', key).execute();
+  }
   async initSetting(key: string, value: string) {
     try {
       await this.db.insertInto('settings').values({ key, value }).execute();
@@ -594,6 +601,16 @@ export class KyselyStore implements Store {
         .groupBy(['tenant_id', 'trace_id']),
     );
     return rows.map((r) => ({ tenant_id: r.tenant_id, trace_id: r.trace_id, cost: Number(r.cost ?? 0) }));
+  }
+  async traceSpend(tenantId: string, traceId: string) {
+    // One trace, by the usage_trace index: on the main connection, not the report reader (it is on a request's path).
+    const row = await this.db
+      .selectFrom('usage_records')
+      .select((eb) => eb.fn.sum<number>('cost').as('cost'))
+      .where('trace_id', '=', traceId)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    return Number(row?.cost ?? 0);
   }
 
   async close() {

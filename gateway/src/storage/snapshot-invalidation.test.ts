@@ -85,6 +85,34 @@ describe.each(['sqlite', 'postgres'] as const)('two runtimes on one %s database'
     await within('node two to drop the deleted agent', () => two.runtime.snapshot.agentByKeyHash(two.runtime.hasher.hash(rotated.api_key)) === undefined);
   });
 
+  test('a rotated or deleted key stops working on the other node before the admin call returns', async () => {
+    const agent = (await api1('POST', '/agents', { body: { name: 'revoked', tenant_id: 'shared' } })).body;
+    const chatOnTwo = async (key: string) =>
+      (
+        await fetch(`${two.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })
+      ).status;
+    expect(await chatOnTwo(agent.api_key)).toBe(200);
+    const rotated = (await api1('POST', `/agents/${agent.id}/rotate-key`)).body;
+    // No waiting: the old key is refused by node two the moment node one answered.
+    expect(await chatOnTwo(agent.api_key)).toBe(401);
+    expect(await chatOnTwo(rotated.api_key)).toBe(200);
+    expect((await api1('DELETE', `/agents/${agent.id}`)).status).toBe(204);
+    expect(await chatOnTwo(rotated.api_key)).toBe(401);
+  });
+
+  test('a node that stopped is not waited for', async () => {
+    const three = await startTestGateway({
+      storage,
+      adminKey: one.adminKey,
+      pgSchema: one.storage.kind === 'postgres' ? one.storage.schema : undefined,
+      sqlitePath: one.storage.kind === 'sqlite' ? one.storage.path : undefined,
+    });
+    await three.close();
+    // With three gone, a write is applied by the nodes that are left and answered: the test's timeout bounds the wait.
+    expect((await api1('PUT', '/policies/after-three', { body: { tenant_id: 'shared' } })).status).toBe(201);
+    expect(two.runtime.snapshot.policy('after-three')).toBeDefined();
+  });
+
   test('maintenance switched on one node is reported by the other', async () => {
     expect((await api1('PUT', '/system/maintenance', { body: { enabled: true, message: 'Moving racks.' } })).status).toBe(200);
     await within('node two to enter maintenance', () => two.runtime.snapshot.maintenance.enabled);

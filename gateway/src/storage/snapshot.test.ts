@@ -28,6 +28,12 @@ function fakeStore() {
     async setSetting(k: string, v: string) {
       settings.set(k, v);
     },
+    async settingsWithPrefix(prefix: string) {
+      return [...settings].filter(([k]) => k.startsWith(prefix)).map(([key, value]) => ({ key, value }));
+    },
+    async deleteSetting(k: string) {
+      settings.delete(k);
+    },
     async allAgents(): Promise<StoredAgent[]> {
       return [];
     },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Maintenance, Policy } from '../contract/index.js';
 import type { Store, StoredAgent } from './store.js';
 
@@ -5,10 +6,19 @@ const VERSION_KEY = 'config_version';
 const MAINTENANCE_KEY = 'maintenance';
 /** Longest interval between snapshot polls while they fail (the database unreachable). */
 const POLL_BACKOFF_MAX_MS = 2000;
+/** Each node says which version it has applied under this prefix, with when it last said so. */
+const NODE_KEY_PREFIX = 'node:';
+/** A node that has said nothing for this long is taken to be gone: an admin write no longer waits for it. */
+const NODE_STALE_MS = 3000;
+/** How often a node repeats what it holds, so the others know it is alive. */
+const NODE_HEARTBEAT_MS = 1000;
+/** The longest an admin write waits for the other nodes to apply it. */
+const APPLY_WAIT_MS = 3000;
 
 /**
  * The data plane's in-memory read model of agents, policies and maintenance, so no request waits on the database.
- * A write on this node reloads it at once; other nodes notice the bumped version within one poll interval.
+ * A write reloads this node at once and waits until every live node has applied it (each polls the version and says
+ * which one it holds), so a revoked key or a suspended agent stops working everywhere before the admin call returns.
  */
 export class Snapshot {
   private byKeyHash = new Map<string, StoredAgent>();
@@ -22,6 +32,9 @@ export class Snapshot {
   private stopped = false;
   /** Polls that failed in a row (the database unreachable): the next ones wait longer, and the first to succeed reloads. */
   private failedPolls = 0;
+  /** This process among the nodes sharing the database. */
+  private readonly nodeKey = `${NODE_KEY_PREFIX}${randomBytes(8).toString('hex')}`;
+  private announced = { version: '', at: 0 };
   private reloading: Promise<void> | undefined;
   /** Loads run concurrently (a poll and a write); only a load started later than the applied one may replace it. */
   private loadsStarted = 0;
@@ -29,16 +42,44 @@ export class Snapshot {
 
   constructor(private readonly store: Store) {}
 
-  async start(pollMs = 500): Promise<void> {
+  async start(pollMs = 100): Promise<void> {
     this.pollMs = pollMs;
     await this.reload();
+    await this.announce();
     this.schedule(pollMs);
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    // A node that leaves says so: writes stop waiting for it at once.
+    await this.store.deleteSetting(this.nodeKey).catch(() => undefined);
+  }
+
+  /** Tells the other nodes which version this one holds: when it changed, and as a heartbeat. */
+  private async announce(): Promise<void> {
+    const now = Date.now();
+    if (this.announced.version === this.version && now - this.announced.at < NODE_HEARTBEAT_MS) return;
+    const version = this.version;
+    await this.store.setSetting(this.nodeKey, JSON.stringify({ version, at: now }));
+    this.announced = { version, at: now };
+  }
+
+  /** Waits until every node heard from lately holds `version` or a later one (versions start with their time). */
+  private async awaitNodes(version: string): Promise<void> {
+    const deadline = Date.now() + APPLY_WAIT_MS;
+    for (;;) {
+      const now = Date.now();
+      const nodes = await this.store.settingsWithPrefix(NODE_KEY_PREFIX);
+      const behind = nodes.filter(({ key, value }) => {
+        if (key === this.nodeKey) return false;
+        const n = parseNode(value);
+        return n !== null && now - n.at < NODE_STALE_MS && n.version < version;
+      });
+      if (behind.length === 0 || now >= deadline) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
   }
 
   /**
@@ -68,6 +109,7 @@ export class Snapshot {
     const v = (await this.store.getSetting(VERSION_KEY)) ?? '';
     // After polls failed (the database was away, perhaps restored from elsewhere), everything is read again.
     if (v !== this.version || this.failedPolls > 0) await this.reload();
+    await this.announce();
   }
 
   /** Reloads everything; concurrent callers share one reload. */
@@ -110,9 +152,12 @@ export class Snapshot {
 
   /** Call after every admin write: tells other nodes, then reloads this one before the response goes out. */
   async changed(): Promise<void> {
-    const v = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    // The time first (13 digits until the year 2286): versions compare in the order they were written.
+    const v = `${Date.now()}-${randomBytes(4).toString('hex')}`;
     await this.store.setSetting(VERSION_KEY, v);
     await this.load();
+    await this.announce();
+    await this.awaitNodes(v);
   }
 
   async setMaintenance(m: Maintenance): Promise<void> {
@@ -160,5 +205,14 @@ export class GenerationCache<V> {
     const entries = this.current();
     if (entries.size >= this.limit) entries.clear();
     entries.set(key, value);
+  }
+}
+
+function parseNode(value: string): { version: string; at: number } | null {
+  try {
+    const n = JSON.parse(value) as { version?: unknown; at?: unknown };
+    return typeof n.version === 'string' && typeof n.at === 'number' ? { version: n.version, at: n.at } : null;
+  } catch {
+    return null;
   }
 }

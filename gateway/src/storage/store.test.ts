@@ -397,6 +397,18 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       expect(await store.getSetting(i)).toBe('first');
     });
 
+    test('by prefix, with LIKE wildcards in it taken literally; delete', async () => {
+      const p = uid('pre%_x:');
+      await store.setSetting(`${p}a`, '1');
+      await store.setSetting(`${p}b`, '2');
+      await store.setSetting(`${p.replace('%_', 'zz')}c`, '3');
+      expect((await store.settingsWithPrefix(p)).sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+        { key: `${p}a`, value: '1' },
+        { key: `${p}b`, value: '2' },
+      ]);
+      await store.deleteSetting(`${p}a`);
+      expect(await store.settingsWithPrefix(p)).toEqual([{ key: `${p}b`, value: '2' }]);
+    });
   });
 
   describe('usage records and traces', () => {

@@ -104,6 +104,9 @@ export interface Store {
   setSetting(key: string, value: string): Promise<void>;
   /** Sets the value only when absent; returns the value now stored. */
   initSetting(key: string, value: string): Promise<string>;
+  /** Every setting whose key starts with `prefix`. */
+  settingsWithPrefix(prefix: string): Promise<Array<{ key: string; value: string }>>;
+  deleteSetting(key: string): Promise<void>;
 
   insertUsage(rows: UsageRecord[]): Promise<void>;
   /** Rows per insertUsage call that this store writes best, when it has a preference (the usage writer's batch size). */
@@ -115,6 +118,8 @@ export interface Store {
   spendSince(since: string): Promise<Array<{ agent_id: string; cost: number }>>;
   /** Cost per trace since a time: seeds trace budgets after a restart. */
   traceSpendSince(since: string): Promise<Array<{ tenant_id: string; trace_id: string; cost: number }>>;
+  /** Cost recorded for one trace: re-seeds a trace whose spend left the in-memory counters when it comes back. */
+  traceSpend(tenantId: string, traceId: string): Promise<number>;
 
   close(): Promise<void>;
 }
