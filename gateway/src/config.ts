@@ -29,6 +29,14 @@ export const GatewayConfig = z.strictObject({
     })
     .default({ admin_body_bytes: 1024 * 1024, gateway_body_bytes: 10 * 1024 * 1024 }),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The usage journal (see accounting/usage-journal.ts): path is a directory, by default the SQLite file's, else ./data/. */
+  journal: z
+    .strictObject({
+      path: z.string().min(1).optional(),
+      fsync_ms: z.number().int().min(0).max(60_000).default(50),
+      max_mb: z.number().positive().default(1024),
+    })
+    .default({ fsync_ms: 50, max_mb: 1024 }),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -2,11 +2,13 @@ import type { GatewayConfig } from './config.js';
 import type { Policy, Spend } from './contract/index.js';
 import { effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from './accounting/budget-window.js';
 import { createCounters } from './accounting/counters/create-counters.js';
-import type { Counters } from './accounting/counters/spec.js';
+import { CountersUnavailableError, type Counters, type SeedRows } from './accounting/counters/spec.js';
 import { PriceTable } from './accounting/prices.js';
 import { UsageWriter } from './accounting/usage-writer.js';
+import { openUsageJournal, registerJournalMetrics } from './accounting/usage-journal.js';
 import { DataPlane } from './data-plane/data-plane.js';
 import { Router } from './data-plane/router.js';
+import { storeUnavailable } from './policy/counters-unavailable.js';
 import { createProvider } from './providers/index.js';
 import type { ProviderAdapter } from './providers/spec.js';
 import { Telemetry } from './telemetry/telemetry.js';
@@ -57,15 +59,33 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     const providers = buildProviders(config);
     opened.push(() => Promise.all([...providers.values()].map((p) => p.close())));
     const router = new Router(providers, config.models);
+    // Counters (issue 23): a Redis that lost its state rebuilds from the usage rows, this node's queued rows written first.
+    let flushUsage: () => Promise<void> = async () => undefined;
     const counters: Counters = await createCounters({
       redisUrl: config.counters.kind === 'redis' ? config.counters.url : undefined,
       prefix: (config.counters.kind === 'redis' ? config.counters.prefix : undefined) ?? opts.redisPrefix,
+      loadSeed: async () => {
+        await Promise.race([flushUsage().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+        return readSeedRows(store);
+      },
+      // Memory counters (issue 23, memory): a trace idle for traceIdleMs leaves memory; its next request reads its spend back.
+      loadTraceSpend: async (traceId) => {
+        await Promise.race([flushUsage().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+        const colon = traceId.indexOf(':');
+        return store.traceSpend(traceId.slice(0, colon), traceId.slice(colon + 1));
+      },
+      traceIdleMs: positiveSeconds(env.AGENTGW_TRACE_IDLE_SECONDS),
+      log: opts.log,
     });
     opened.push(() => counters.close());
-    await seedCounters(store, counters);
+    // Usage journal (issue 23): rows a stopped node left in it go to the database first, so the counters seeded next include them.
+    const journal = await openUsageJournal(config, store, opts.log);
+    opened.push(() => journal.close());
+    await seedCounters(store, counters, opts.log);
     const telemetry = await Telemetry.create(VERSION, env, opts.log);
     let lastUsageError = 0;
     const usage = new UsageWriter(store, {
+      journal,
       onError: (err) => {
         // A store that is down fails every flush: one line per half minute says so.
         if (Date.now() - lastUsageError < 30_000) return;
@@ -74,7 +94,9 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       },
       onDropped: (r, err) => opts.log?.error({ err, request_id: r.request_id, trace_id: r.trace_id }, 'a usage record the database refused was left out'),
     });
+    registerJournalMetrics(telemetry.metrics.registry, journal, usage);
     const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry);
+    flushUsage = () => usage.flush(); // counters: see loadSeed above
 
     const runtime: Runtime = {
       version: VERSION,
@@ -117,23 +139,46 @@ function buildProviders(config: GatewayConfig): Map<string, ProviderAdapter> {
   return new Map(entries.map(([name, c]) => [name, createProvider(name, c)]));
 }
 
-/** In-memory counters start empty: restore today's and this month's spend from the usage records. */
-async function seedCounters(store: Store, counters: Counters): Promise<void> {
+/** AGENTGW_TRACE_IDLE_SECONDS and the like: milliseconds, or undefined when unset or not a positive number. */
+function positiveSeconds(v: string | undefined): number | undefined {
+  const n = Number(v);
+  return v && Number.isFinite(n) && n > 0 ? n * 1000 : undefined;
+}
+
+/** Today's and this month's spend per agent, and this month's per trace, from the usage records. */
+async function readSeedRows(store: Store): Promise<SeedRows> {
   const now = new Date();
   const day = `${utcDayKey(now)}T00:00:00.000Z`;
   const month = `${utcMonthKey(now)}-01T00:00:00.000Z`;
   const [d, m, traces] = await Promise.all([store.spendSince(day), store.spendSince(month), store.traceSpendSince(month)]);
   const dayOf = new Map(d.map((r) => [r.agent_id, r.cost]));
-  await counters.seed({
+  return {
     now,
     agents: m.map((r) => ({ agentId: r.agent_id, month: r.cost, day: dayOf.get(r.agent_id) ?? 0 })),
     traces: traces.map((t) => ({ traceId: `${t.tenant_id}:${t.trace_id}`, cost: t.cost })),
-  });
+  };
+}
+
+/**
+ * In-memory counters start empty: restore today's and this month's spend from the usage records. A Redis that cannot be
+ * reached now is not waited for: it is checked (and rebuilt if it lost its state) when it answers, before any budget.
+ */
+async function seedCounters(store: Store, counters: Counters, log: RuntimeOptions['log']): Promise<void> {
+  const rows = await readSeedRows(store);
+  try {
+    await counters.seed(rows);
+  } catch (err) {
+    if (!(err instanceof CountersUnavailableError)) throw err;
+    log?.warn({ err }, 'Redis counters unreachable at start: requests that need them are refused until it answers');
+  }
 }
 
 async function spendOf(counters: Counters, agentId: string, policy: Policy | undefined): Promise<Spend> {
   const now = new Date();
-  const { day, month } = await counters.spend(agentId, now);
+  // Counters that cannot answer: 503 store_unavailable, not a made-up zero.
+  const { day, month } = await counters.spend(agentId, now).catch((err: unknown) => {
+    throw err instanceof CountersUnavailableError ? storeUnavailable(err) : err;
+  });
   return {
     day,
     month,

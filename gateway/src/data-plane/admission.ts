@@ -20,6 +20,8 @@ export interface DataPlaneDeps {
   router: Router;
   prices: PriceTable;
   counters: Counters;
+  /** Whether the usage journal is full (see UsageWriter.full). */
+  usage: { readonly full: boolean };
 }
 
 export interface PricedTarget extends Target, PricedModel {}
@@ -60,6 +62,7 @@ export async function admit<B extends Record<string, unknown> & { model: string 
     repeatScope: ctx.traceFromClient ? `t:${ctx.agent.id}:${ctx.traceId}` : `a:${ctx.agent.id}`,
     now: new Date(),
     counters: deps.counters,
+    usageFull: deps.usage.full,
     piiTypes: [],
     promptUpper: null,
     tpmTokens: 0,

@@ -38,9 +38,14 @@ export class DataPlane implements DataPlaneDeps {
     if (a.reservationId) await this.counters.release(a.reservationId).catch((err) => this.telemetry.counterError(err));
   }
 
-  record(ctx: RequestContext, outcome: Outcome): void {
+  /**
+   * Records the step. Resolves once its usage row is in the journal's file (at the end of this event-loop turn): a
+   * handler writes the answer's last bytes after that, so a crash after them loses no billed row.
+   */
+  record(ctx: RequestContext, outcome: Outcome): Promise<void> {
     const rec = toUsageRecord(ctx, outcome);
-    this.usage.add(rec);
+    const journaled = this.usage.add(rec);
     this.telemetry.requestFinished(rec, ctx);
+    return journaled;
   }
 }

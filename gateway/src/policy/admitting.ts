@@ -30,6 +30,8 @@ export interface Admitting {
   readonly repeatScope: string;
   readonly now: Date;
   readonly counters: Counters;
+  /** The usage journal is at its cap (the database is not taking rows): spend that a budget needs cannot be recorded. */
+  readonly usageFull: boolean;
 
   /** PII types found in the request (recorded in the trace even when the request is refused). */
   piiTypes: PiiType[];

@@ -2,6 +2,8 @@
 import type { BudgetWindow, ReserveResult } from '../accounting/counters/spec.js';
 import { AgentgwError } from '../contract/index.js';
 import type { Admitting, Check } from './admitting.js';
+import { journalFullError } from '../accounting/usage-journal.js';
+import { needCounters } from './counters-unavailable.js';
 import { tightestDailyLimit } from './effective-policy.js';
 import { clampToFit, worstCaseOf } from './worst-case.js';
 
@@ -20,22 +22,28 @@ export function budgetError(which: BudgetWindow, limit: number, resetAt: Date | 
 const MAX_CLAMPS = 3;
 
 function reserve(a: Admitting, dailyLimit: number | null): Promise<ReserveResult> {
-  return a.counters.reserve({
-    agentId: a.agentId,
-    // A trace of one has nothing to accumulate; its trace limit still applies to this request alone.
-    traceId: a.traceKey,
-    amount: worstCaseOf(a),
-    dailyLimit,
-    monthlyLimit: a.eff.monthlyBudget,
-    traceLimit: a.eff.maxCostPerTrace,
-    now: a.now,
-  });
+  // Counters that cannot answer: 503 store_unavailable (a request no limit applies to reserves nothing in Redis).
+  return needCounters(
+    a.counters.reserve({
+      agentId: a.agentId,
+      // A trace of one has nothing to accumulate; its trace limit still applies to this request alone.
+      traceId: a.traceKey,
+      amount: worstCaseOf(a),
+      dailyLimit,
+      monthlyLimit: a.eff.monthlyBudget,
+      traceLimit: a.eff.maxCostPerTrace,
+      now: a.now,
+    }),
+  );
 }
 
 /** The reservation: the last check, so concurrent requests can never take an agent over a budget. */
 export const budgetCheck: Check = {
   name: 'budget',
   async run(a) {
+    // Spend a budget counts must be recorded: with the journal full, a budgeted request waits for the database (fail closed).
+    const e = a.eff;
+    if (a.usageFull && (e.monthlyBudget !== null || e.dailyBudgeted || e.maxCostPerTrace !== null)) throw journalFullError();
     const dailyLimit = tightestDailyLimit(a.eff, a.now);
     let res = await reserve(a, dailyLimit);
     // With clamp_output, a request that would pass what is left is lowered to fit it, and reserved again.

@@ -1,6 +1,7 @@
 // rules.rpm and rules.tpm: a sliding minute per agent.
 import { AgentgwError } from '../contract/index.js';
 import type { Check } from './admitting.js';
+import { needCounters } from './counters-unavailable.js';
 import { promptUpperOf } from './worst-case.js';
 
 /** About 4 bytes a token: the tpm estimate from the byte bound already computed, corrected by the real usage after. */
@@ -12,7 +13,7 @@ export const rateLimitCheck: Check = {
     const { rpm, tpm } = a.eff;
     if (rpm === null && tpm === null) return;
     a.tpmTokens = tpm !== null ? Math.ceil(promptUpperOf(a) / BYTES_PER_TOKEN_ESTIMATE) : 0;
-    const rl = await a.counters.rateLimit({ agentId: a.agentId, rpm, tpm, tokens: a.tpmTokens, now: a.now });
+    const rl = await needCounters(a.counters.rateLimit({ agentId: a.agentId, rpm, tpm, tokens: a.tpmTokens, now: a.now }));
     if (rl.ok) return;
     const code = rl.which === 'rpm' ? 'rpm_exceeded' : 'tpm_exceeded';
     const limit = rl.which === 'rpm' ? rpm : tpm;

@@ -2,6 +2,7 @@
 import { hash } from 'node:crypto';
 import { AgentgwError } from '../contract/index.js';
 import type { Check } from './admitting.js';
+import { needCounters } from './counters-unavailable.js';
 
 /**
  * Whether the JSON text may hold whitespace other than single spaces inside its strings: raw blanks (JSON leaves most
@@ -27,7 +28,7 @@ export const retryBlockCheck: Check = {
     const requestHash = normalisedRequestHash(a.view.retrySubject(a.body));
     for (const rule of rules) {
       const key = `${a.repeatScope}:${rule.window_seconds}:${requestHash}`;
-      const seen = await a.counters.countRepeat({ key, windowSeconds: rule.window_seconds, now: a.now });
+      const seen = await needCounters(a.counters.countRepeat({ key, windowSeconds: rule.window_seconds, now: a.now }));
       if (seen > rule.max_repeats) {
         throw new AgentgwError(
           'retry_blocked',

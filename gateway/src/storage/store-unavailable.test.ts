@@ -77,6 +77,9 @@ describe('the snapshot while the database is away', () => {
     };
     const store = {
       getSetting: (k: string) => call(() => (k === 'config_version' ? state.version : undefined)),
+      setSetting: () => call(() => undefined),
+      settingsWithPrefix: () => call(() => []),
+      deleteSetting: () => call(() => undefined),
       allAgents: () => call(() => []),
       allPolicies: () => call(() => [policy(state.budget)]),
     } as unknown as Store;
@@ -110,7 +113,7 @@ describe('the snapshot while the database is away', () => {
     state.version = 'v2';
     await vi.advanceTimersByTimeAsync(150);
     expect(snapshot.policy('p')?.monthly_budget).toBe(3);
-    snapshot.stop();
+    await snapshot.stop();
   });
 
   test('a poll the database does not answer is not stacked on by the next', async () => {
@@ -127,6 +130,9 @@ describe('the snapshot while the database is away', () => {
         pending--;
         throw new Error('timeout exceeded when trying to connect');
       },
+      setSetting: async () => undefined,
+      settingsWithPrefix: async () => [],
+      deleteSetting: async () => undefined,
       allAgents: async () => [],
       allPolicies: async () => [],
     } as unknown as Store;
@@ -135,6 +141,6 @@ describe('the snapshot while the database is away', () => {
     stall = true;
     await vi.advanceTimersByTimeAsync(10_000);
     expect(maxPending).toBe(1);
-    snapshot.stop();
+    await snapshot.stop();
   });
 });

@@ -1,7 +1,11 @@
 import { MemoryCounters } from './memory.js';
+import type { RedisCounterOptions } from './redis.js';
 import type { CounterOptions, Counters } from './spec.js';
 
-export interface CreateCountersOptions extends CounterOptions {
+/** Redis only: timeouts of the fail-fast client (see RedisCounterOptions). */
+type RedisTimings = Pick<RedisCounterOptions, 'commandTimeoutMs' | 'breakerCooldownMs' | 'rebuildWaitMs'>;
+
+export interface CreateCountersOptions extends CounterOptions, RedisTimings {
   /** Redis URL (AGENTGW_REDIS_URL); without it, counters live in this process. */
   redisUrl?: string;
   /** Redis key prefix (default `agentgw:`). */

@@ -1,10 +1,12 @@
 import { dayKeyEnd, monthKeyEnd, monthKeyOfDay, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from '../budget-window.js';
+import { EvictedTraces } from './evicted-traces.js';
 import { RepeatTracker } from './repeat-tracker.js';
 import { minuteOf, RATE_WINDOW_MS, rateLimitExceeded, refusal, tokenCount } from './sliding-window.js';
 import {
   DEFAULT_RESERVATION_RECORD_TTL_MS,
   DEFAULT_RESERVATION_TTL_MS,
   DEFAULT_TRACE_TTL_MS,
+  CountersUnavailableError,
   type CounterOptions,
   type Counters,
   type RateLimitRequest,
@@ -22,6 +24,15 @@ interface Window {
   reserved: number;
   expiresAt: number;
 }
+
+/** Spend and open holds of one trace, in units, and when it was last used (ms). */
+interface TraceWindow {
+  spent: number;
+  reserved: number;
+  usedAt: number;
+}
+
+type Scope = Window | TraceWindow;
 
 interface Hold {
   agentId: string;
@@ -42,10 +53,32 @@ interface Rate {
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
+/** With loadTraceSpend: how long a trace stays in memory after its last use, by default (a trace back after longer costs one indexed read). */
+export const DEFAULT_TRACE_IDLE_MS = 60_000;
+/** Traces held in memory at most, by default (about 150 bytes each): past it the least recently used leave first. */
+export const DEFAULT_MAX_TRACES = 200_000;
+
+export interface MemoryCounterOptions extends CounterOptions {
+  /** Traces held in memory at most (default DEFAULT_MAX_TRACES). */
+  maxTraces?: number;
+  /** Retry-block entries held at most (default 1 M; see RepeatTracker). */
+  maxRepeatEntries?: number;
+  /** Memory for the ids of traces that left memory, in bytes (default 8 MiB; see EvictedTraces). */
+  evictedTracesBytes?: number;
+}
 
 /**
  * Counters in this process's memory: the default for a single node. Every operation is synchronous work on maps,
  * so it is atomic without locks; stale state is dropped by a sweep at most once a minute.
+ *
+ * Memory stays bounded whatever the number of distinct traces (issue 23): a trace's spend lives in `traces`, in order of
+ * last use, and leaves memory once idle for `traceIdleMs` (or, past `maxTraces`, least recently used first; never while
+ * it holds a reservation). Its id then goes to a compact filter (EvictedTraces, about 1.8 bytes an id); a trace not in
+ * memory whose id the filter knows is read back from the usage rows (`loadTraceSpend`, one query, shared by concurrent
+ * requests of that trace) before its reservation, so max_cost_per_trace still holds when it comes back. A trace id the
+ * filter does not know is new (or idle for longer than `traceTtlMs`): it starts at zero with no database round trip.
+ * When the read fails, a request with a trace limit is refused (CountersUnavailableError: budgets fail closed); one
+ * without is counted in the usage rows only, and the trace is read again on its next request.
  */
 export class MemoryCounters implements Counters {
   readonly kind = 'memory' as const;
@@ -56,25 +89,49 @@ export class MemoryCounters implements Counters {
   private readonly lapsed = new Map<string, Hold>();
   private readonly rates = new Map<string, Rate>();
   /** Retry-block sightings per (key, window), 15-24 bytes a key seen once (12-byte slots at load 0.5-0.8): see RepeatTracker. */
-  private readonly repeats = new RepeatTracker();
+  private readonly repeats: RepeatTracker;
+  /** Spend of the traces in memory, least recently used first (a use moves a trace to the end). */
+  private readonly traces = new Map<string, TraceWindow>();
+  /** Ids of traces whose spend left memory (or was seeded without loading it): read back from the usage rows on their next use. */
+  private readonly evicted: EvictedTraces;
+  /** Reads of a trace's spend under way, shared by the requests of that trace that arrive meanwhile. */
+  private readonly loading = new Map<string, Promise<boolean>>();
+  private readonly loadTraceSpend: ((traceId: string) => Promise<number>) | undefined;
   private readonly holdTtl: number;
   private readonly recordTtl: number;
   private readonly traceTtl: number;
+  private readonly traceIdle: number;
+  private readonly maxTraces: number;
   private seq = 0;
   private lastSweep = -Infinity;
 
-  constructor(options: CounterOptions = {}) {
+  constructor(options: MemoryCounterOptions = {}) {
     this.holdTtl = options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
     this.recordTtl = Math.max(options.reservationRecordTtlMs ?? DEFAULT_RESERVATION_RECORD_TTL_MS, this.holdTtl);
     this.traceTtl = options.traceTtlMs ?? DEFAULT_TRACE_TTL_MS;
+    this.loadTraceSpend = options.loadTraceSpend;
+    // Without a way to read a trace back, its spend stays in memory as long as it counts.
+    this.traceIdle = this.loadTraceSpend ? Math.min(options.traceIdleMs ?? DEFAULT_TRACE_IDLE_MS, this.traceTtl) : this.traceTtl;
+    this.maxTraces = Math.max(1, options.maxTraces ?? DEFAULT_MAX_TRACES);
+    this.evicted = new EvictedTraces(this.traceTtl, options.evictedTracesBytes);
+    this.repeats = new RepeatTracker(options.maxRepeatEntries);
   }
 
   async reserve(req: ReserveRequest): Promise<ReserveResult> {
     const now = req.now.getTime();
     this.maintain(now);
+    let traceId = req.traceId;
+    if (traceId !== null && !this.traces.has(traceId)) {
+      const loaded = this.reload(traceId, now);
+      if (loaded !== true && !(await loaded)) {
+        if (req.traceLimit !== null) throw new CountersUnavailableError(`the spend of trace ${traceId} could not be read back from the usage records`);
+        // No trace limit to keep: counted in the usage rows alone, and the trace is read again on its next request.
+        traceId = null;
+      }
+    }
     const amount = toUnits(req.amount);
     const day = utcDayKey(req.now);
-    const scopes = this.scopes(req.agentId, req.traceId, day, now);
+    const scopes = this.scopes(req.agentId, traceId, day, now);
     const limits = [limitToUnits(req.dailyLimit), limitToUnits(req.monthlyLimit), limitToUnits(req.traceLimit)];
     for (let i = 0; i < scopes.length; i++) {
       const limit = limits[i];
@@ -92,7 +149,7 @@ export class MemoryCounters implements Counters {
     const id = `m${++this.seq}`;
     this.holds.set(id, {
       agentId: req.agentId,
-      traceId: req.traceId,
+      traceId,
       day,
       amount,
       createdAt: now,
@@ -117,7 +174,10 @@ export class MemoryCounters implements Counters {
   }
 
   async traceSpend(traceId: string): Promise<number> {
-    return fromUnits(this.windows.get(traceKey(traceId))?.spent ?? 0);
+    const t = this.traces.get(traceId);
+    if (t) return fromUnits(t.spent);
+    if (this.loadTraceSpend && this.evicted.has(traceId, Date.now())) return this.loadTraceSpend(traceId);
+    return 0;
   }
 
   async rateLimit(req: RateLimitRequest): Promise<RateLimitResult> {
@@ -146,6 +206,25 @@ export class MemoryCounters implements Counters {
     return this.repeats.count(req.key, req.windowSeconds * 1000, now);
   }
 
+  /** Traces whose spend is in memory: for tests and measurements. */
+  traceEntries(): number {
+    return this.traces.size;
+  }
+
+  /** Sizes of every table that grows with traffic, for tests and measurements. */
+  memoryStats(): { windows: number; traces: number; holds: number; lapsed: number; rates: number; repeats: number; loading: number; evictedBytes: number } {
+    return {
+      windows: this.windows.size,
+      traces: this.traces.size,
+      holds: this.holds.size,
+      lapsed: this.lapsed.size,
+      rates: this.rates.size,
+      repeats: this.repeats.entries(),
+      loading: this.loading.size,
+      evictedBytes: this.evicted.stats().bytes,
+    };
+  }
+
   /** Retry-block entries held (keys per window not yet swept): for tests and measurements. */
   repeatEntries(): number {
     return this.repeats.entries();
@@ -164,7 +243,14 @@ export class MemoryCounters implements Counters {
       this.window(dayKey(day, a.agentId), dayKeyEnd(day) + WINDOW_GRACE_MS).spent = toUnits(a.day);
       this.window(monthKey(month, a.agentId), monthKeyEnd(month) + WINDOW_GRACE_MS).spent = toUnits(a.month);
     }
-    for (const t of rows.traces) this.window(traceKey(t.traceId), now + this.traceTtl).spent = toUnits(t.cost);
+    for (const t of rows.traces) {
+      const held = this.traces.get(t.traceId);
+      if (held) held.spent = toUnits(t.cost);
+      // With a way to read it back, a trace is loaded on its next request only: memory holds the traces in use.
+      else if (this.loadTraceSpend) this.evicted.add(t.traceId, now);
+      else this.traces.set(t.traceId, { spent: toUnits(t.cost), reserved: 0, usedAt: now });
+    }
+    this.evictTraces(now);
   }
 
   async close(): Promise<void> {
@@ -173,17 +259,60 @@ export class MemoryCounters implements Counters {
     this.lapsed.clear();
     this.rates.clear();
     this.repeats.clear();
+    this.traces.clear();
+    this.evicted.clear();
   }
 
-  /** The day, month and (when set) trace windows a reservation made at `now` counts in. */
-  private scopes(agentId: string, traceId: string | null, day: string, now: number): Window[] {
+  /**
+   * Before a reservation on a trace not in memory: true when there is nothing to read back (a new trace), else the read
+   * of its spend from the usage rows (shared with the requests of that trace already waiting), false when it failed.
+   */
+  private reload(traceId: string, now: number): true | Promise<boolean> {
+    const pending = this.loading.get(traceId);
+    if (pending) return pending;
+    if (!this.loadTraceSpend || !this.evicted.has(traceId, now)) return true;
+    const load = this.loadTraceSpend;
+    const p = (async () => {
+      try {
+        const cost = await load(traceId);
+        // A request that went ahead meanwhile (none should: they wait on this read) keeps what it recorded.
+        const t = this.traces.get(traceId);
+        if (t) t.spent = Math.max(t.spent, toUnits(cost));
+        else this.traces.set(traceId, { spent: toUnits(cost), reserved: 0, usedAt: now });
+        return true;
+      } catch {
+        return false;
+      } finally {
+        this.loading.delete(traceId);
+      }
+    })();
+    this.loading.set(traceId, p);
+    return p;
+  }
+
+  /** The day, month and (when set) trace windows a reservation made at `now` counts in; the trace becomes the most recently used. */
+  private scopes(agentId: string, traceId: string | null, day: string, now: number): Scope[] {
+    const scopes: Scope[] = this.agentScopes(agentId, day);
+    if (traceId !== null) scopes.push(this.trace(traceId, now));
+    return scopes;
+  }
+
+  private agentScopes(agentId: string, day: string): Window[] {
     const month = monthKeyOfDay(day);
-    const scopes = [
+    return [
       this.window(dayKey(day, agentId), dayKeyEnd(day) + WINDOW_GRACE_MS),
       this.window(monthKey(month, agentId), monthKeyEnd(month) + WINDOW_GRACE_MS),
     ];
-    if (traceId !== null) scopes.push(this.window(traceKey(traceId), now + this.traceTtl));
-    return scopes;
+  }
+
+  /** The trace's window, created empty when absent, moved to the end of the use order. */
+  private trace(traceId: string, now: number): TraceWindow {
+    let t = this.traces.get(traceId);
+    if (t) this.traces.delete(traceId);
+    else t = { spent: 0, reserved: 0, usedAt: now };
+    if (now > t.usedAt) t.usedAt = now;
+    this.traces.set(traceId, t);
+    return t;
   }
 
   private window(key: string, expiresAt: number): Window {
@@ -206,9 +335,20 @@ export class MemoryCounters implements Counters {
       if (!hold) return false;
       this.lapsed.delete(reservationId);
     }
-    for (const w of this.scopes(hold.agentId, hold.traceId, hold.day, hold.createdAt)) {
+    for (const w of this.agentScopes(hold.agentId, hold.day)) {
       if (held) w.reserved -= hold.amount;
       w.spent += actualUnits;
+    }
+    if (hold.traceId !== null) {
+      const t = this.traces.get(hold.traceId);
+      if (t) {
+        if (held) t.reserved -= hold.amount;
+        t.spent += actualUnits;
+      } else if (actualUnits > 0) {
+        // The trace left memory after its hold expired (a settle up to reservationRecordTtlMs late): the cost is in the
+        // usage rows, where its next request reads it.
+        this.evicted.add(hold.traceId, Date.now());
+      }
     }
     return true;
   }
@@ -229,14 +369,39 @@ export class MemoryCounters implements Counters {
     return r;
   }
 
+  /**
+   * Traces idle for traceIdleMs leave memory, and the least recently used while there are more than maxTraces; a trace
+   * that holds a reservation stays (it is moved to the end). Cheap on every call: it stops at the first trace still in use.
+   */
+  private evictTraces(now: number): void {
+    const idleBefore = now - this.traceIdle;
+    let visits = this.traces.size;
+    for (const [id, t] of this.traces) {
+      if (visits-- <= 0) break;
+      const idle = t.usedAt <= idleBefore;
+      // Room for one more: the trace of the call that got here may be new.
+      if (!idle && this.traces.size < this.maxTraces) break;
+      this.traces.delete(id);
+      if (t.reserved > 0) {
+        this.traces.set(id, t);
+        continue;
+      }
+      // A trace that spent nothing reads back as nothing: only traces with spend need remembering.
+      if (t.spent > 0 && this.loadTraceSpend) this.evicted.add(id, now);
+    }
+  }
+
   /** Expires holds on every call (cheap: oldest first); drops stale windows, rates and repeats once a minute. */
   private maintain(now: number): void {
     for (const [id, hold] of this.holds) {
       if (hold.holdUntil > now) break;
       this.holds.delete(id);
-      for (const w of this.scopes(hold.agentId, hold.traceId, hold.day, hold.createdAt)) w.reserved -= hold.amount;
+      for (const w of this.agentScopes(hold.agentId, hold.day)) w.reserved -= hold.amount;
+      const t = hold.traceId === null ? undefined : this.traces.get(hold.traceId);
+      if (t) t.reserved -= hold.amount;
       this.lapsed.set(id, hold);
     }
+    this.evictTraces(now);
     for (const [id, hold] of this.lapsed) {
       if (hold.recordUntil > now) break;
       this.lapsed.delete(id);
@@ -252,4 +417,3 @@ export class MemoryCounters implements Counters {
 
 const dayKey = (day: string, agentId: string) => `d|${day}|${agentId}`;
 const monthKey = (month: string, agentId: string) => `m|${month}|${agentId}`;
-const traceKey = (traceId: string) => `t|${traceId}`;

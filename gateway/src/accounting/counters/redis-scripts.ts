@@ -5,19 +5,22 @@
  */
 
 /**
- * KEYS: record, then (spend hash, holds zset) for the day, the month and optionally the trace.
+ * KEYS: epoch, record, then (spend hash, holds zset) for the day, the month and optionally the trace.
  * ARGV: now ms, amount, hold member, hold deadline ms, daily, monthly, trace limits ('' = none),
- *       day, month, trace key TTLs ms, record TTL ms.
- * Returns {1} or {0, which, used}.
+ *       day, month, trace key TTLs ms, record TTL ms, epoch TTL ms.
+ * Returns {1, epoch}, {0, which, used}, or {-1} when the epoch key is missing: this Redis lost the spend it was seeded
+ * with (restarted without persistence, flushed), so nothing is admitted until the counters are rebuilt.
  */
 export const RESERVE = `
+local epoch = redis.call('GET', KEYS[1])
+if not epoch then return { -1 } end
 local now = tonumber(ARGV[1])
 local amount = tonumber(ARGV[2])
 local names = { 'daily', 'monthly', 'trace' }
-local scopes = (#KEYS - 1) / 2
+local scopes = (#KEYS - 2) / 2
 
 for i = 1, scopes do
-  local h, z = KEYS[2 * i], KEYS[2 * i + 1]
+  local h, z = KEYS[2 * i + 1], KEYS[2 * i + 2]
   -- Holds past their deadline (a crashed node's) stop counting.
   local stale = redis.call('ZRANGEBYSCORE', z, '-inf', now, 'LIMIT', 0, 500)
   if #stale > 0 then
@@ -41,25 +44,48 @@ if scopes < 3 and ARGV[7] ~= '' and amount > tonumber(ARGV[7]) then
 end
 
 for i = 1, scopes do
-  local h, z = KEYS[2 * i], KEYS[2 * i + 1]
+  local h, z = KEYS[2 * i + 1], KEYS[2 * i + 2]
   redis.call('HINCRBY', h, 'reserved', ARGV[2])
   redis.call('ZADD', z, ARGV[4], ARGV[3])
   redis.call('PEXPIRE', h, ARGV[7 + i])
   redis.call('PEXPIRE', z, ARGV[7 + i])
 end
-redis.call('SET', KEYS[1], '1', 'PX', ARGV[11])
-return { 1 }
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[11])
+redis.call('PEXPIRE', KEYS[1], ARGV[12])
+return { 1, epoch }
 `;
 
 /**
- * Settle (actual > 0) or release (actual = 0). KEYS as RESERVE. ARGV: hold member, reserved amount, actual amount, key TTLs ms.
- * Returns 1, or 0 when the reservation was already settled or released.
+ * Settle (actual > 0) or release (actual = 0). KEYS as RESERVE (epoch, record, windows).
+ * ARGV: hold member, reserved amount, actual amount, day, month, trace key TTLs ms, the epoch the reservation was made
+ * under, the time the settle started (ms).
+ * Returns 1; 0 when the reservation was already settled or released; 2 when its record went with an earlier Redis state
+ * (see below) and the cost was added without a hold (its record is then 'lost', so a second settle does nothing);
+ * -1 when the epoch is missing (the counters await a rebuild).
  */
 export const FINISH = `
-if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-local scopes = (#KEYS - 1) / 2
+local scopes = (#KEYS - 2) / 2
+local record = redis.call('GET', KEYS[2])
+if record == 'lost' then return 0 end
+if not record then
+  local epoch = redis.call('GET', KEYS[1])
+  if not epoch then return -1 end
+  if ARGV[3] == '0' or ARGV[7] == '' or epoch == ARGV[7] then return 0 end
+  -- Reserved under an earlier epoch: the hold went with the state Redis lost. A cost settled after the rebuild had read
+  -- the usage rows is not among them (its row is written after this call starts), so it is added here, once.
+  local readEnd = tonumber(string.match(epoch, '|(%d+)$')) or 0
+  if tonumber(ARGV[8]) <= readEnd then return 0 end
+  for i = 1, scopes do
+    local h = KEYS[2 * i + 1]
+    redis.call('HINCRBY', h, 'spent', ARGV[3])
+    redis.call('PEXPIRE', h, ARGV[3 + i])
+  end
+  redis.call('SET', KEYS[2], 'lost', 'PX', ARGV[4])
+  return 2
+end
+redis.call('DEL', KEYS[2])
 for i = 1, scopes do
-  local h, z = KEYS[2 * i], KEYS[2 * i + 1]
+  local h, z = KEYS[2 * i + 1], KEYS[2 * i + 2]
   -- An expired hold was already taken off 'reserved' by the sweep in RESERVE.
   if redis.call('ZREM', z, ARGV[1]) == 1 and ARGV[2] ~= '0' then
     redis.call('HINCRBY', h, 'reserved', '-' .. ARGV[2])
@@ -72,9 +98,28 @@ end
 return 1
 `;
 
-/** KEYS: day hash, month hash. Returns {day spent, month spent}. */
+/**
+ * Records the cost of a request no limit applied to (it reserved nothing). KEYS: epoch, then the day, month and
+ * optionally trace spend hashes. ARGV: cost, the settle start ms, then a TTL ms per spend hash.
+ * Returns 1; 0 when a rebuild read the usage rows after this settle started (the rows may hold it); -1 when the epoch is
+ * missing.
+ */
+export const ADD_SPEND = `
+local epoch = redis.call('GET', KEYS[1])
+if not epoch then return -1 end
+local readEnd = tonumber(string.match(epoch, '|(%d+)$')) or 0
+if tonumber(ARGV[2]) <= readEnd then return 0 end
+for i = 2, #KEYS do
+  redis.call('HINCRBY', KEYS[i], 'spent', ARGV[1])
+  redis.call('PEXPIRE', KEYS[i], ARGV[1 + i])
+end
+return 1
+`;
+
+/** KEYS: epoch, day hash, month hash. Returns {day spent, month spent, 1 when the epoch is there, else 0}. */
 export const SPEND = `
-return { redis.call('HGET', KEYS[1], 'spent') or '0', redis.call('HGET', KEYS[2], 'spent') or '0' }
+local seeded = redis.call('EXISTS', KEYS[1])
+return { redis.call('HGET', KEYS[2], 'spent') or '0', redis.call('HGET', KEYS[3], 'spent') or '0', seeded }
 `;
 
 /**
@@ -128,8 +173,30 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return n
 `;
 
-/** KEYS: a spend hash. ARGV: spent units, TTL ms. Fills the window only when Redis has no spend for it. */
+/**
+ * KEYS: a spend hash. ARGV: spent units, TTL ms, mode. 'fill' fills the window only when Redis has no spend for it (a
+ * node starting beside a Redis that kept its state: other nodes may have counted newer spend). 'max' raises it to the
+ * seeded spend (a rebuild: the usage rows and Redis each hold a part of what was spent, neither more than all of it, so
+ * the larger is the best lower bound; running it twice, or on two nodes at once, changes nothing).
+ */
 export const SEED = `
-if redis.call('HSETNX', KEYS[1], 'spent', ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+local cur = redis.call('HGET', KEYS[1], 'spent')
+if not cur then
+  redis.call('HSET', KEYS[1], 'spent', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+elseif ARGV[3] == 'max' and tonumber(ARGV[1]) > tonumber(cur) then
+  redis.call('HSET', KEYS[1], 'spent', ARGV[1])
+end
 return 1
+`;
+
+/**
+ * Ends a rebuild. KEYS: epoch, the rebuild's marker. ARGV: the new epoch ('<id>|<ms the usage rows were read by>'), its TTL ms.
+ * Returns 1 when it set the epoch, 2 when another node's rebuild set it first, 0 when the marker is gone: Redis lost its
+ * state again during the rebuild, which must start over.
+ */
+export const COMMIT_EPOCH = `
+if redis.call('DEL', KEYS[2]) == 0 then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 2
 `;

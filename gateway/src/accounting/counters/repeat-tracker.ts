@@ -29,6 +29,12 @@ import { MAX_REPEATS_TRACKED } from './spec.js';
  * that fell below 20 % load, one shard at a time over the next calls; tables grow by themselves on insert. A slot past
  * its window no longer counts even before the sweep removes it.
  *
+ * Bound (issue 23): at most `maxEntries` entries (default 1 M, about 15-24 MB), so a rate of distinct requests times a
+ * long window cannot take memory without limit. A shard that goes past its share first drops what left its window, then,
+ * if still full, the quarter of its entries nearest to leaving their window: those sightings are forgotten early (a
+ * repeat of one may count one sighting fewer), never counted twice. A key repeated within its window has its latest
+ * sighting's end, so the keys of an agent stuck in a loop are the last to go. `trimmed()` counts the entries dropped so.
+ *
  * Times are 31-bit offsets from `base`; when `now` leaves the range (after ~15 days, or a clock step back of more than
  * ~6 days) every slot is rebased in one pass. Windows over MAX_COMPACT_WINDOW_MS (policies allow at most 24 h), windows
  * that are not positive and finite, and non-finite `now` go to `exact`, a plain map with the previous behaviour.
@@ -45,6 +51,15 @@ export class RepeatTracker {
   private sweepCursor = 0;
   /** Keys with windows the compact table does not hold, keyed `${windowMs}|${key}`. */
   private readonly exact = new Map<string, ExactRepeats>();
+  /** Entries a shard holds at most (maxEntries / SHARDS). */
+  private readonly shardCap: number;
+  private readonly maxExact: number;
+  private dropped = 0;
+
+  constructor(maxEntries = DEFAULT_MAX_REPEAT_ENTRIES) {
+    this.shardCap = Math.max(MIN_CAPACITY, Math.ceil(maxEntries / SHARDS));
+    this.maxExact = Math.max(1, maxEntries);
+  }
 
   /** Records one sighting and returns the sightings of (key, window) in the window, this one included, capped. */
   count(key: string, windowMs: number, now: number): number {
@@ -76,8 +91,35 @@ export class RepeatTracker {
     slots[i + 1] = b;
     slots[i + 2] = rel + w;
     this.live++;
-    if (++shard.size > shard.limit) resize(shard, Math.ceil(shard.size / RESIZE_LOAD));
+    if (++shard.size > this.shardCap) this.trim(shard, now, rel);
+    if (shard.size > shard.limit) resize(shard, Math.ceil(shard.size / RESIZE_LOAD));
     return 1;
+  }
+
+  /** Entries dropped before their window ended because a shard was full (see the class comment). */
+  trimmed(): number {
+    return this.dropped;
+  }
+
+  /** A shard past its share of maxEntries: drops what left its window, then the quarter nearest to leaving it. */
+  private trim(shard: Shard, now: number, rel: number): void {
+    const before = shard.size;
+    sweepShard(shard, rel, now);
+    if (shard.size > this.shardCap * TRIM_KEEP) {
+      const ends = new Float64Array(shard.size);
+      const slots = shard.slots;
+      let n = 0;
+      for (let i = 2; i < slots.length; i += 3) {
+        const tag = slots[i];
+        if (tag === 0) continue;
+        ends[n++] = tag < MULTI ? tag : shard.multis[tag - MULTI]!.expires - this.base;
+      }
+      ends.subarray(0, n).sort();
+      const cut = ends[Math.floor(n * TRIM_DROP)]!;
+      sweepShard(shard, cut, cut + this.base);
+      this.dropped += before - shard.size;
+    }
+    this.live -= before - shard.size;
   }
 
   /**
@@ -182,6 +224,10 @@ export class RepeatTracker {
     let r = this.exact.get(k);
     if (!r) {
       r = { windowMs, times: [] };
+      if (this.exact.size >= this.maxExact) {
+        this.exact.delete(this.exact.keys().next().value!);
+        this.dropped++;
+      }
       this.exact.set(k, r);
     }
     const cutoff = now - windowMs;
@@ -282,6 +328,11 @@ const MAX_LOAD = 0.8;
 /** Load after a resize. */
 const RESIZE_LOAD = 0.5;
 const SHRINK_LOAD = 0.2;
+/** Entries held at most by default: about 15-24 MB of tables. */
+export const DEFAULT_MAX_REPEAT_ENTRIES = 1 << 20;
+/** A full shard that still holds more than this share of its cap once swept drops the TRIM_DROP share nearest their end. */
+const TRIM_KEEP = 0.9;
+const TRIM_DROP = 0.25;
 const MULTI = 2 ** 31;
 /** Slot times are ms after `base` in [0, 2^31): `now` is kept within [0, REL_HIGH] so that now + window fits. */
 const REL_MIDDLE = 2 ** 29;

@@ -92,19 +92,53 @@ export interface Counters {
   /** Records one sighting of `key` and returns how many times it was seen in the last `windowSeconds`, this one included. */
   countRepeat(req: RepeatRequest): Promise<number>;
 
-  /** Restores spend after a restart (memory: replaces; Redis: fills only windows it has no record of). */
+  /**
+   * Restores spend after a restart (memory: replaces; Redis: fills only windows it has no record of, or, when Redis lost
+   * its state, rebuilds from these rows before admitting a budgeted request).
+   */
   seed(rows: SeedRows): Promise<void>;
 
   close(): Promise<void>;
 }
 
+/**
+ * The counter store cannot answer (Redis down, timed out, restarted and still rebuilding): callers that need counters
+ * refuse the request (503 store_unavailable: budgets fail closed); callers after the answer log it and go on.
+ */
+export class CountersUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CountersUnavailableError';
+  }
+}
+
+export interface CounterLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
 export interface CounterOptions {
+  /**
+   * Reads the spend to restore from the usage rows (what seed() takes). Redis calls it whenever it finds that it lost its
+   * state (restarted without persistence), to rebuild before admitting a budgeted request. Without it a Redis that lost
+   * its state starts over empty.
+   */
+  loadSeed?: () => Promise<SeedRows>;
+  log?: CounterLog;
   /** How long an unsettled hold counts against budgets. */
   reservationTtlMs?: number;
   /** How long a reservation can still be settled (its cost recorded) after it was made. */
   reservationRecordTtlMs?: number;
   /** How long a trace's spend is kept after its last request. */
   traceTtlMs?: number;
+  /**
+   * Memory counters: the recorded spend of one trace (tenant-qualified id, as in ReserveRequest) from the usage rows.
+   * With it, a trace idle for `traceIdleMs` leaves memory and is read back on its next request (issue 23); without it
+   * a trace's spend stays in memory for `traceTtlMs`. Redis ignores it (its keys expire after `traceTtlMs`).
+   */
+  loadTraceSpend?: (traceId: string) => Promise<number>;
+  /** Memory counters with loadTraceSpend: how long a trace's spend stays in memory after its last use (default 1 minute). */
+  traceIdleMs?: number;
 }
 
 export const DEFAULT_RESERVATION_TTL_MS = 10 * 60_000;

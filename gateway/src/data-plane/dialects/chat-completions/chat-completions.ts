@@ -44,9 +44,10 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: C
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
-  // The answer goes first: settling the budget hold (a round trip with Redis) adds nothing to the caller's wait.
+  // The usage row is journaled before the answer leaves (a crash after it loses no billed row); settling the budget
+  // hold (a round trip with Redis) comes after the answer and adds nothing to the caller's wait.
+  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
   sendJson(ex, 200, result.raw ?? JSON.stringify(result.body), clampedHeader(a));
-  dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
   await dp.settle(a, ctx, cost, usage);
 }
 
@@ -76,6 +77,5 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   ]);
   const relayed = await relayFrames(ex, abort, stream);
   const failure = relayed.failure;
-  relayed.out.end(failure ? `data: ${JSON.stringify(failure.toBody())}\n\ndata: [DONE]\n\n` : 'data: [DONE]\n\n');
-  await recordStreamed(dp, ex, a, target, stream, relayed);
+  await recordStreamed(dp, ex, a, target, stream, relayed, failure ? `data: ${JSON.stringify(failure.toBody())}\n\ndata: [DONE]\n\n` : 'data: [DONE]\n\n');
 }

@@ -28,8 +28,9 @@ export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown):
     const { result, target } = answered;
     const usage = checkedUsage(result.usage);
     const cost = actualCost(target, usage);
+    // Journaled before the answer leaves: a crash after it loses no billed row.
+    await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id });
     sendJson(ex, 200, result.raw ?? JSON.stringify(result.body));
-    dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id });
     await dp.settle(a, ctx, cost, usage);
   } finally {
     abort.dispose();

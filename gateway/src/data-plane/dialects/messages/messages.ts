@@ -94,8 +94,9 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
+  // Journaled before the answer leaves: a crash after it loses no billed row.
+  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
   sendJson(ex, 200, result.text, clampedHeader(a));
-  dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
   await dp.settle(a, ctx, cost, usage);
 }
 
@@ -161,6 +162,5 @@ async function streamMessage(
   ]);
   const translated = stream instanceof TranslatedStream ? stream : null;
   const relayed = await relayFrames(ex, abort, stream);
-  relayed.out.end(relayed.failure ? anthropicErrorEvent(relayed.failure) : translated ? translated.finish() : '');
-  await recordStreamed(dp, ex, a, target, stream, relayed);
+  await recordStreamed(dp, ex, a, target, stream, relayed, relayed.failure ? anthropicErrorEvent(relayed.failure) : translated ? translated.finish() : '');
 }

@@ -1,0 +1,201 @@
+// kill -9 of a real `agentgw serve` under 200-way load, at several random moments: every request answered 200 with a
+// complete body has its usage row after the restart, on SQLite and on PostgreSQL + Redis, and budgets include the rows.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, describe, expect, test } from 'vitest';
+import { stringify } from 'yaml';
+import { adminClient } from '../test-support/admin.js';
+import { TEST_PG_URL, TEST_REDIS_URL } from '../test-support/gateway.js';
+import { AGENTGW_BIN } from '../test-support/spawn-gateway.js';
+
+/** The binary under test: the built CLI, or another build (AGENTGW_KILL_TEST_BIN) to measure an earlier release. */
+const BIN = process.env.AGENTGW_KILL_TEST_BIN ?? AGENTGW_BIN;
+const CLIENTS = 200;
+const KILLS = Number(process.env.AGENTGW_KILL_TEST_ROUNDS ?? 5);
+const ADMIN_KEY = `adk_${randomBytes(16).toString('hex')}`;
+
+interface Node {
+  url: string;
+  child: ChildProcess;
+  stdout(): string;
+  exited: Promise<unknown>;
+}
+
+/** `agentgw serve` on a free port; its stdout (pino's log lines) is kept. */
+async function serve(configPath: string): Promise<Node> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath, '--port', '0'], {
+    // In the config's directory: a journal left at its default for PostgreSQL is ./data/ there.
+    cwd: dirname(configPath),
+    env: { ...process.env, AGENTGW_ADMIN_KEY: ADMIN_KEY, AGENTGW_DATABASE_URL: '', AGENTGW_REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise((r) => child.once('exit', r));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`agentgw did not start within 30 s: ${err}`)), 30_000);
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /agentgw listening: admin (\S+)\/api/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`agentgw exited with ${code}: ${err}`));
+    });
+  });
+  return { url, child, stdout: () => out, exited };
+}
+
+/** 200 clients send chat completions (every other one streamed) until the node dies; the ids answered 200 in full. */
+async function load(node: Node, key: string, round: number): Promise<{ ok: string[]; started: Promise<void>; done: Promise<void> }> {
+  const ok: string[] = [];
+  let dead = false;
+  void node.exited.then(() => (dead = true));
+  let markStarted!: () => void;
+  const started = new Promise<void>((r) => (markStarted = r));
+  let i = 0;
+  const one = async (stream: boolean) => {
+    const res = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-agent-trace-id': `round-${round}-${i % 20}` },
+      body: JSON.stringify({ model: 'mock/mock-1', stream, max_tokens: 64, messages: [{ role: 'user', content: `round ${round} request ${i++}: say something` }] }),
+    });
+    const text = await res.text();
+    const complete = stream ? text.endsWith('data: [DONE]\n\n') && !text.includes('"error"') : (JSON.parse(text) as { object?: string }).object === 'chat.completion';
+    if (res.status === 200 && complete) {
+      ok.push(res.headers.get('x-request-id')!);
+      if (ok.length === 1) markStarted();
+    }
+  };
+  const done = Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      while (!dead) await one(c % 2 === 1).catch(() => undefined);
+    }),
+  ).then(() => undefined);
+  return { ok, started, done };
+}
+
+/** Kills the node with SIGKILL at a random moment of the load (after it has answered), then waits for the clients. */
+async function killMidLoad(node: Node, key: string, round: number): Promise<{ ok: string[]; atMs: number }> {
+  const { ok, started, done } = await load(node, key, round);
+  await started;
+  const atMs = 200 + Math.floor(Math.random() * 800);
+  await new Promise((r) => setTimeout(r, atMs));
+  node.child.kill('SIGKILL');
+  await node.exited;
+  await done;
+  return { ok, atMs };
+}
+
+/** The rows the restarted node says it replayed from the journal (its info log line). */
+function replayedRows(node: Node): number {
+  const line = node.stdout().split('\n').find((l) => l.includes('usage journal replayed'));
+  return line ? (JSON.parse(line) as { rows: number }).rows : 0;
+}
+
+async function setUp(url: string): Promise<{ key: string; agentId: string }> {
+  const admin = adminClient(`${url}/api`, ADMIN_KEY);
+  await admin.tenant('acme');
+  // A budget, so every request reserves and settles; large enough never to refuse.
+  await admin.policy('budgeted', { tenant_id: 'acme', daily_budget: 100_000, monthly_budget: 100_000 });
+  const agent = await admin.agent('acme', 'bot', 'budgeted');
+  return { key: agent.api_key, agentId: agent.id };
+}
+
+/** Runs KILLS rounds of load + kill -9 + restart; returns the answered ids and the last (running) node. */
+async function rounds(configPath: string, label: string) {
+  let node = await serve(configPath);
+  const { key, agentId } = await setUp(node.url);
+  const answered: string[] = [];
+  const report: string[] = [];
+  for (let round = 1; round <= KILLS; round++) {
+    const { ok, atMs } = await killMidLoad(node, key, round);
+    answered.push(...ok);
+    node = await serve(configPath);
+    report.push(`round ${round}: killed ${atMs} ms into the load, ${ok.length} answered 200, ${replayedRows(node)} rows replayed from the journal`);
+  }
+  console.log(`${label}:\n  ${report.join('\n  ')}`);
+  return { node, answered, key, agentId };
+}
+
+const cleanups: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+describe('kill -9 under 200-way load loses no billed usage row', () => {
+  test(`SQLite: ${KILLS} kills at random moments, every 200 has its row after the restart, and budgets include them`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentgw-kill-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = join(dir, 'agentgw.db');
+    const configPath = join(dir, 'agentgw.yaml');
+    writeFileSync(configPath, stringify({ log_level: 'info', storage: { kind: 'sqlite', path: db } }));
+    const { node, answered, agentId } = await rounds(configPath, 'SQLite');
+    try {
+      const sqlite = new Database(db, { readonly: true });
+      try {
+        const present = new Set((sqlite.prepare(`select request_id from usage_records where agent_id = ?`).all(agentId) as Array<{ request_id: string }>).map((r) => r.request_id));
+        const lost = answered.filter((id) => !present.has(id));
+        console.log(`SQLite: ${answered.length} answered 200 in ${KILLS} rounds, ${lost.length} without a usage row after the restarts`);
+        expect(answered.length).toBeGreaterThan(KILLS * 50);
+        expect(lost).toEqual([]);
+        // The restarted node seeded its counters from the database after the replay: its spend is the rows' sum.
+        const { cost } = sqlite.prepare(`select coalesce(sum(cost), 0) as cost from usage_records where agent_id = ?`).get(agentId) as { cost: number };
+        const spend = (await adminClient(`${node.url}/api`, ADMIN_KEY).call('GET', `/agents/${agentId}`)).spend;
+        expect(cost).toBeGreaterThan(0);
+        expect(spend.month).toBeCloseTo(cost, 9);
+      } finally {
+        sqlite.close();
+      }
+    } finally {
+      node.child.kill('SIGTERM');
+      await node.exited;
+    }
+  }, 120_000);
+
+  test(`PostgreSQL + Redis: ${KILLS} kills at random moments, every 200 has its row after the restart`, async () => {
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    const client = new pg.Client({ connectionString: TEST_PG_URL });
+    await client.connect();
+    await client.query(`create schema "${schema}"`);
+    cleanups.push(async () => {
+      await client.query(`drop schema "${schema}" cascade`);
+      await client.end();
+    });
+    const url = new URL(TEST_PG_URL);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const dir = mkdtempSync(join(tmpdir(), 'agentgw-kill-pg-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const configPath = join(dir, 'agentgw.yaml');
+    writeFileSync(
+      configPath,
+      stringify({
+        log_level: 'info',
+        storage: { kind: 'postgres', url: url.toString() },
+        counters: { kind: 'redis', url: TEST_REDIS_URL, prefix: `agentgw-test:${schema}:` },
+      }),
+    );
+    const { node, answered, agentId } = await rounds(configPath, 'PostgreSQL');
+    try {
+      const { rows } = await client.query<{ request_id: string }>(`select request_id from "${schema}".usage_records where agent_id = $1`, [agentId]);
+      const present = new Set(rows.map((r) => r.request_id));
+      const lost = answered.filter((id) => !present.has(id));
+      console.log(`PostgreSQL: ${answered.length} answered 200 in ${KILLS} rounds, ${lost.length} without a usage row after the restarts`);
+      expect(answered.length).toBeGreaterThan(KILLS * 50);
+      expect(lost).toEqual([]);
+    } finally {
+      node.child.kill('SIGTERM');
+      await node.exited;
+    }
+  }, 120_000);
+});
