@@ -7,7 +7,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Gauge, type Registry } from 'prom-client';
 import type { GatewayConfig } from '../config.js';
-import { AgentgwError } from '../contract/index.js';
+import { type AgentgwError, storeUnavailableError } from '../contract/index.js';
 import type { Store, UsageRecord } from '../storage/store.js';
 
 export interface JournalLog {
@@ -606,11 +606,7 @@ export async function openUsageJournal(config: Pick<GatewayConfig, 'journal' | '
 
 /** The refusal of a request with a budget while the journal is full (CONTRACT: 503 store_unavailable with Retry-After). */
 export function journalFullError(): AgentgwError {
-  return new AgentgwError(
-    'store_unavailable',
-    'The gateway cannot record spend right now (the database is not taking usage rows and the usage journal is full): retry later.',
-    { headers: { 'retry-after': '5' } },
-  );
+  return storeUnavailableError('The gateway cannot record spend right now (the database is not taking usage rows and the usage journal is full)');
 }
 
 /** Prometheus gauges of the journal, read at each scrape: its size and cap, the rows the database lacks, whether it is full. */

@@ -14,6 +14,11 @@ const ANTHROPIC_TYPE: Record<number, string> = {
   504: 'api_error',
 };
 
+/** Paths of Anthropic's API (`/v1/messages`, `/v1/messages/...`, with or without a query): their errors use its shape. */
+export function isAnthropicPath(url: string): boolean {
+  return url.startsWith('/v1/messages') && (url.length === 12 || '/?#'.includes(url[12]!));
+}
+
 export function anthropicErrorType(status: number): string {
   return ANTHROPIC_TYPE[status] ?? 'api_error';
 }

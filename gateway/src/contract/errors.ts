@@ -95,6 +95,18 @@ export class AgentgwError extends Error {
   }
 }
 
+/** Seconds a client is told to wait after a 503 store_unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/** CONTRACT's 503 store_unavailable with Retry-After: what is unreachable, and why the request is refused, in `why`. */
+export function storeUnavailableError(why: string, cause?: unknown): AgentgwError {
+  const err = new AgentgwError('store_unavailable', `${why}: retry in ${STORE_RETRY_AFTER_SECONDS} seconds.`, {
+    headers: { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) },
+  });
+  if (cause !== undefined) (err as Error & { cause?: unknown }).cause = cause;
+  return err;
+}
+
 export function isAgentgwError(e: unknown): e is AgentgwError {
   return e instanceof AgentgwError;
 }

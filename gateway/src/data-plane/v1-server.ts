@@ -10,14 +10,13 @@ import { chatCompletions } from './dialects/chat-completions/chat-completions.js
 import type { DataPlane } from './data-plane.js';
 import { embeddings } from './dialects/embeddings/embeddings.js';
 import { countTokens } from './dialects/messages/count-tokens.js';
-import { anthropicErrorBody } from '../contract/anthropic-error.js';
+import { anthropicErrorBody, isAnthropicPath } from '../contract/anthropic-error.js';
 import { messages } from './dialects/messages/messages.js';
 import { models } from './models.js';
 import { type Exchange, parseJsonBody, sendJson } from './exchange.js';
 import type { RequestContext } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
-const ANTHROPIC_PATH = /^\/v1\/messages(?:[/?#]|$)/;
 const NOT_FOUND = 'the gateway serves /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/messages/count_tokens and /v1/models.';
 
 /**
@@ -129,7 +128,7 @@ export class V1Server {
     const traceOk = named !== undefined && TRACE_ID.test(named);
     const which = route(req.method, req.url ?? '/');
     // Anthropic clients read Anthropic's error shape on every path of their API, wrong ones included.
-    const errorDialect = ANTHROPIC_PATH.test(req.url ?? '') ? 'anthropic' : 'openai';
+    const errorDialect = isAnthropicPath(req.url ?? '') ? 'anthropic' : 'openai';
     const ids = { requestId, traceId: traceOk ? named! : requestId, errorDialect } as const;
     let ctx: RequestContext | undefined;
     try {

@@ -1,9 +1,7 @@
 import type { Socket } from 'node:net';
-import { anthropicErrorBody } from '../contract/anthropic-error.js';
+import { anthropicErrorBody, isAnthropicPath } from '../contract/anthropic-error.js';
 import { AgentgwError } from '../contract/index.js';
 import { newRequestId } from './request-id.js';
-
-const ANTHROPIC_PATH = /^[A-Z]+ \/v1\/messages(?:[/?# ]|$)/;
 
 /**
  * Answers a request Node's HTTP parser refused (malformed framing or headers) with CONTRACT's error body and a request
@@ -31,7 +29,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   }
   // Anthropic clients read Anthropic's error shape: the request line, when the parser got that far, names the path.
   const line = (err as { rawPacket?: Buffer }).rawPacket?.toString('latin1', 0, 64) ?? '';
-  answerOnSocket(socket, status, error, ANTHROPIC_PATH.test(line));
+  answerOnSocket(socket, status, error, isAnthropicPath(line.slice(line.indexOf(' ') + 1).split(' ')[0]!));
 }
 
 /**

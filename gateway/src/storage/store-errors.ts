@@ -1,7 +1,5 @@
-import { AgentgwError } from '../contract/errors.js';
+import { type AgentgwError, storeUnavailableError } from '../contract/errors.js';
 
-/** Seconds a client is told to wait (Retry-After) when the database is unreachable: about a PostgreSQL restart. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
 
 /** Socket-level failures: the server is not there, went away, or did not answer in time. */
 const NETWORK_CODES = new Set([
@@ -60,9 +58,5 @@ export function isStoreUnavailableError(err: unknown, depth = 0): boolean {
 
 /** CONTRACT's 503 for a request whose database is unreachable: fail fast, retry later. */
 export function storeUnavailable(): AgentgwError {
-  return new AgentgwError(
-    'store_unavailable',
-    `The database is unreachable at the moment, so this request could not be completed: retry in ${STORE_RETRY_AFTER_SECONDS} seconds.`,
-    { headers: { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) } },
-  );
+  return storeUnavailableError('The database is unreachable at the moment, so this request could not be completed');
 }
