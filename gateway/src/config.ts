@@ -37,6 +37,10 @@ export const GatewayConfig = z.strictObject({
       max_mb: z.number().positive().default(1024),
     })
     .default({ fsync_ms: 50, max_mb: 1024 }),
+  /** Stored Responses API turns (store: true) are deleted this many days after they were made. */
+  responses: z
+    .strictObject({ retention_days: z.number().int().min(1).default(30) })
+    .default({ retention_days: 30 }),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -31,6 +31,7 @@ const REQUEST_FIELDS = [
   'provider',
   'reasoning_tokens',
   'request_id',
+  'response_id',
   'started_at',
   'status',
   'step',

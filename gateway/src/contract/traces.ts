@@ -38,6 +38,8 @@ export const TraceRequest = z
     ttft_ms: z.number().nullable(),
     started_at: z.string(),
     pii_types: z.array(PiiType),
+    /** The Responses API response (`resp_...`) this step answered with; null on other endpoints. */
+    response_id: z.string().nullable(),
   })
   .meta({ id: 'TraceRequest' });
 export type TraceRequest = z.infer<typeof TraceRequest>;

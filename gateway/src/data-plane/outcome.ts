@@ -13,6 +13,8 @@ export interface Outcome {
   /** The target that served it (after fallbacks). */
   provider?: string;
   model?: string;
+  /** The Responses API response id it answered with (`resp_...`): its trace step links to the stored response. */
+  responseId?: string;
 }
 
 /** The model as recorded: a client's text (at most 256 characters, as validated) without NUL characters, which PostgreSQL text cannot hold. */
@@ -48,5 +50,6 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     endpoint: ctx.endpoint,
     cached_tokens: o.usage?.cached_prompt_tokens ?? 0,
     reasoning_tokens: o.usage?.reasoning_tokens ?? 0,
+    response_id: o.responseId ?? null,
   };
 }

@@ -9,6 +9,7 @@ import type {
   Store,
   StoredAdminKey,
   StoredAgent,
+  StoredResponse,
   TraceFilter,
   UsageFilter,
   UsageRecord,
@@ -96,6 +97,8 @@ function toAdminKey(r: Database['admin_keys']): StoredAdminKey {
 export class KyselyStore implements Store {
   /** Usage rows read per step of a trace listing's newest-first scan. */
   traceScanChunk = 500;
+  /** Stored responses deleted per statement of a retention sweep (each holds a conversation's input: rows of up to megabytes). */
+  responseSweepBatch = 200;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -353,6 +356,8 @@ export class KyselyStore implements Store {
       stream: r.stream ? 1 : 0,
       estimated: r.estimated ? 1 : 0,
       pii_types: JSON.stringify(r.pii_types),
+      // A journal written by an earlier release has rows without it.
+      response_id: r.response_id ?? null,
     }));
     // A record already written (a retried flush) is skipped rather than failing the batch.
     await this.db
@@ -505,7 +510,7 @@ export class KyselyStore implements Store {
       .select([
         'seq', 'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
         'prompt_tokens', 'completion_tokens', 'cost', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types',
-        'endpoint', 'cached_tokens', 'reasoning_tokens',
+        'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id',
       ])
       .where('trace_id', '=', traceId);
     if (tenantId) q = q.where('tenant_id', '=', tenantId);
@@ -532,6 +537,7 @@ export class KyselyStore implements Store {
       ttft_ms: r.ttft_ms === null ? null : Number(r.ttft_ms),
       started_at: r.started_at,
       pii_types: JSON.parse(r.pii_types),
+      response_id: r.response_id ?? null,
     }));
     const ended = rows
       .map((r) => new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString())
@@ -611,6 +617,35 @@ export class KyselyStore implements Store {
       .where('tenant_id', '=', tenantId)
       .executeTakeFirst();
     return Number(row?.cost ?? 0);
+  }
+
+  async putResponse(r: StoredResponse) {
+    // Column by column: a caller's richer object (a StoredResponse and more) never names a column that does not exist.
+    const { id, tenant_id, agent_id, trace_id, request_id, model, provider_type, created_at, input, response } = r;
+    await this.db.insertInto('responses').values({ id, tenant_id, agent_id, trace_id, request_id, model, provider_type, created_at, input, response }).execute();
+  }
+  async getResponse(id: string) {
+    return this.db.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  async deleteResponse(id: string) {
+    const r = await this.db.deleteFrom('responses').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+  async sweepResponses(before: string) {
+    const cutoff = utc(before);
+    let total = 0;
+    for (;;) {
+      const deleted = await this.deleteResponsesBatch(cutoff);
+      total += deleted;
+      if (deleted < this.responseSweepBatch) return total;
+    }
+  }
+
+  /** One short transaction of the sweep, oldest rows first by the created_at index: other writers wait for no more than that. */
+  private async deleteResponsesBatch(cutoff: string): Promise<number> {
+    const oldest = this.db.selectFrom('responses').select('id').where('created_at', '<', cutoff).orderBy('created_at').limit(this.responseSweepBatch);
+    const r = await this.db.deleteFrom('responses').where('id', 'in', oldest).executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   async close() {

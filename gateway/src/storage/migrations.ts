@@ -108,6 +108,28 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('usage_records').addColumn('reasoning_tokens', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     },
   },
+  '0005_responses': {
+    // Stored Responses API turns: agentgw keeps them itself, so a conversation continues whichever provider answers next.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('responses')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('trace_id', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('provider_type', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('input', 'text', (c) => c.notNull())
+        .addColumn('response', 'text', (c) => c.notNull())
+        .execute();
+      // The retention sweep deletes the oldest rows first.
+      await db.schema.createIndex('responses_created').on('responses').columns(['created_at']).execute();
+      // Rows written before read as steps without a stored response.
+      await db.schema.alterTable('usage_records').addColumn('response_id', 'text').execute();
+    },
+  },
   };
 }
 

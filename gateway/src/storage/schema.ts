@@ -60,5 +60,18 @@ export interface Database {
     endpoint: string;
     cached_tokens: number;
     reasoning_tokens: number;
+    response_id: string | null;
+  };
+  responses: {
+    id: string;
+    tenant_id: string;
+    agent_id: string;
+    trace_id: string;
+    request_id: string;
+    model: string;
+    provider_type: string;
+    created_at: string;
+    input: string;
+    response: string;
   };
 }

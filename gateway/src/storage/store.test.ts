@@ -4,7 +4,7 @@ import { openTestStore, usageRecord, type TestStore } from '../test-support/stor
 import { type Kysely, sql } from 'kysely';
 import { encodeCursor, isUniqueViolation } from './kysely-store.js';
 import { SQLITE_CACHE_KIB } from './open-store.js';
-import type { PolicyFields, Store } from './store.js';
+import type { PolicyFields, Store, StoredResponse, UsageRecord } from './store.js';
 
 const policyFields = (over: Partial<PolicyFields> = {}): PolicyFields => ({
   tenant_id: null,
@@ -476,6 +476,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
         ttft_ms: 40,
         started_at: at(0),
         pii_types: [],
+        response_id: null,
       });
       expect(t!.requests[1]).toMatchObject({ status: 'blocked', http_status: 403, error_code: 'pii_detected', pii_types: ['email', 'phone'], model: null, stream: false, ttft_ms: null });
     });
@@ -573,6 +574,24 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       expect(unscoped!.requests.map((r) => r.step)).toEqual([1]);
     });
 
+    test('a step of the Responses API names its response; other steps name none', async () => {
+      // Before T0 and of a tenant of its own: the other tests' windows and totals do not see it.
+      const T1 = Date.parse('2029-02-02T00:00:00.000Z');
+      await store.insertUsage([
+        usageRecord({ trace_id: 'resp-trace', tenant_id: 'ur', agent_id: 'agt_r', started_at: new Date(T1).toISOString(), endpoint: 'responses', response_id: 'resp_step1' }),
+        usageRecord({ trace_id: 'resp-trace', tenant_id: 'ur', agent_id: 'agt_r', started_at: new Date(T1 + 1000).toISOString() }),
+      ]);
+      // A row journaled by an earlier release, replayed after the upgrade, has no response_id at all.
+      const { response_id: _none, ...older } = usageRecord({ trace_id: 'resp-trace', tenant_id: 'ur', agent_id: 'agt_r', started_at: new Date(T1 + 2000).toISOString() });
+      await store.insertUsage([older as UsageRecord]);
+      const t = await store.getTrace('resp-trace');
+      expect(t!.requests.map((r) => [r.endpoint, r.response_id])).toEqual([
+        ['responses', 'resp_step1'],
+        ['chat.completions', null],
+        ['chat.completions', null],
+      ]);
+    });
+
     test('spend per agent and per trace since a time', async () => {
       const spend = await store.spendSince(at(5));
       const byAgent = Object.fromEntries(spend.map((r) => [r.agent_id, r.cost]));
@@ -582,6 +601,69 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       const traces = Object.fromEntries((await store.traceSpendSince(at(0))).map((r) => [`${r.tenant_id}/${r.trace_id}`, r.cost]));
       expect(traces[`${tA}/${trace1}`]).toBeCloseTo(0.4, 10);
       expect(traces[`${tB}/${trace3}`]).toBeCloseTo(1.1, 10);
+    });
+  });
+
+  describe('stored responses', () => {
+    const storedResponse = (over: Partial<StoredResponse> = {}): StoredResponse => {
+      const id = over.id ?? uid('resp_');
+      return {
+        id,
+        tenant_id: 'rt',
+        agent_id: 'agt_r1',
+        trace_id: 'trace-r',
+        request_id: `req_${id}`,
+        model: 'openai/gpt-5',
+        provider_type: 'anthropic',
+        created_at: new Date().toISOString(),
+        input: JSON.stringify([{ type: 'message', role: 'user', content: 'héllo \u{1F600}' }]),
+        response: JSON.stringify({ id, object: 'response', output: [{ type: 'reasoning', summary: [] }] }),
+        ...over,
+      };
+    };
+
+    test('put then get round-trips every field; an unknown id is undefined', async () => {
+      const r = storedResponse({ input: JSON.stringify([{ type: 'message', role: 'user', content: 'x'.repeat(200_000) }]) });
+      await store.putResponse(r);
+      expect(await store.getResponse(r.id)).toEqual(r);
+      expect(await store.getResponse('resp_nope')).toBeUndefined();
+    });
+
+    test('an id is stored once', async () => {
+      const r = storedResponse();
+      await store.putResponse(r);
+      expect(isUniqueViolation(await rejection(store.putResponse({ ...r, model: 'other' })))).toBe(true);
+      expect((await store.getResponse(r.id))!.model).toBe('openai/gpt-5');
+    });
+
+    test('delete answers true, then false', async () => {
+      const r = storedResponse();
+      await store.putResponse(r);
+      expect(await store.deleteResponse(r.id)).toBe(true);
+      expect(await store.getResponse(r.id)).toBeUndefined();
+      expect(await store.deleteResponse(r.id)).toBe(false);
+    });
+
+    test('sweep deletes only rows created before the bound, in batches, and counts them', async () => {
+      const day = (d: number) => new Date(Date.parse('2001-01-01T00:00:00.000Z') + d * 86_400_000).toISOString();
+      const old = [1, 2, 3, 4, 5].map((d) => storedResponse({ created_at: day(d) }));
+      const kept = [storedResponse({ created_at: day(10) }), storedResponse({ created_at: day(11) })];
+      for (const r of [...kept, ...old]) await store.putResponse(r);
+      // Small batches, so the sweep takes several statements (5 rows: 2 + 2 + 1).
+      const batched = store as unknown as { responseSweepBatch: number };
+      const batch = batched.responseSweepBatch;
+      batched.responseSweepBatch = 2;
+      try {
+        expect(await store.sweepResponses(day(10))).toBe(5);
+      } finally {
+        batched.responseSweepBatch = batch;
+      }
+      for (const r of old) expect(await store.getResponse(r.id)).toBeUndefined();
+      for (const r of kept) expect(await store.getResponse(r.id)).toEqual(r);
+      // The bound written with an offset is the same instant.
+      expect(await store.sweepResponses('2001-01-11T01:00:00+01:00')).toBe(0);
+      expect(await store.sweepResponses(day(12))).toBe(2);
+      expect(await store.sweepResponses(day(12))).toBe(0);
     });
   });
 });

@@ -44,6 +44,27 @@ export interface UsageRecord {
   cached_tokens: number;
   /** Of completion_tokens, those spent reasoning, when the provider says. */
   reasoning_tokens: number;
+  /** The Responses API response (`resp_...`) this request answered with; null on other endpoints. */
+  response_id: string | null;
+}
+
+/** One OpenAI Responses API turn that agentgw keeps (store: true), read back by `previous_response_id` and GET /responses/{id}. */
+export interface StoredResponse {
+  /** `resp_...`, minted by agentgw. */
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  trace_id: string;
+  request_id: string;
+  /** The model the client asked for. */
+  model: string;
+  /** The provider type that answered (openai, anthropic, ...): whether its reasoning items can be sent back upstream. */
+  provider_type: string;
+  created_at: string;
+  /** JSON array of the expanded input items: earlier turns' items, then this turn's input. */
+  input: string;
+  /** JSON of the response object as answered. */
+  response: string;
 }
 
 export interface TraceFilter {
@@ -120,6 +141,13 @@ export interface Store {
   traceSpendSince(since: string): Promise<Array<{ tenant_id: string; trace_id: string; cost: number }>>;
   /** Cost recorded for one trace: re-seeds a trace whose spend left the in-memory counters when it comes back. */
   traceSpend(tenantId: string, traceId: string): Promise<number>;
+
+  putResponse(r: StoredResponse): Promise<void>;
+  getResponse(id: string): Promise<StoredResponse | undefined>;
+  /** true when a row was deleted */
+  deleteResponse(id: string): Promise<boolean>;
+  /** Deletes responses created before `before` (ISO); returns how many. Deletes in batches so a big table never locks for long. */
+  sweepResponses(before: string): Promise<number>;
 
   close(): Promise<void>;
 }

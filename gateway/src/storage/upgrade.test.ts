@@ -1,11 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { Kysely, type MigrationProvider, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import { describe, expect, test } from 'vitest';
-import { buildMigrations } from './migrations.js';
+import { TEST_PG_URL, dropSchema } from '../test-support/pg.js';
+import { usageRecord } from '../test-support/store.js';
+import { buildMigrations, type StorageKind } from './migrations.js';
 import { openStore } from './open-store.js';
+import type { Store } from './store.js';
 
 // A database written by the release before trace steps named their endpoint and policies had pii_scope and
 // clamp_output: opened by this one, it is migrated at start and reads as that release left it, with the new defaults.
@@ -46,6 +51,71 @@ describe('upgrading a database of an earlier release', () => {
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A database of the release before stored responses: migrated up to 0004 only, opened by this release afterwards. */
+interface OldDatabase {
+  db: Kysely<any>;
+  open(): Promise<Store>;
+  remove(): Promise<void>;
+}
+
+async function databaseAt(kind: StorageKind, migration: string): Promise<OldDatabase> {
+  const provider: MigrationProvider = { getMigrations: async () => buildMigrations(kind) };
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'agentgw-upgrade-'));
+    const path = join(dir, 'agentgw.db');
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Sqlite(path) }) });
+    expect((await new Migrator({ db, provider }).migrateTo(migration)).error).toBeUndefined();
+    return { db, open: () => openStore({ kind, path, usageThread: false }), remove: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `u_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_PG_URL });
+  await admin.connect();
+  await admin.query(`create schema "${schema}"`);
+  await admin.end();
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_PG_URL, options: `-c search_path=${schema}` }) }) });
+  expect((await new Migrator({ db, provider, migrationTableSchema: schema }).migrateTo(migration)).error).toBeUndefined();
+  return { db, open: () => openStore({ kind, url: TEST_PG_URL, schema }), remove: () => dropSchema(schema) };
+}
+
+describe.each(['sqlite', 'postgres'] as const)('upgrading a database of the release before stored responses on %s', (kind) => {
+  test('the responses table is created; usage rows written before read response_id null', async () => {
+    const old = await databaseAt(kind, '0004_usage_endpoint_tokens');
+    try {
+      const ts = '2026-02-01T00:00:00.000Z';
+      await old.db
+        .insertInto('usage_records')
+        .values({
+          request_id: 'req_before', trace_id: 'trace-before', tenant_id: 'acme', agent_id: 'agt_1', model: 'openai/gpt-4o-mini', provider: 'openai',
+          stream: 0, status: 'ok', http_status: 200, error_code: null, prompt_tokens: 12, completion_tokens: 3, cost: 0.001, estimated: 0,
+          latency_ms: 20, ttft_ms: null, started_at: ts, pii_types: '[]', body: null, endpoint: 'messages', cached_tokens: 4, reasoning_tokens: 0,
+        })
+        .execute();
+      await old.db.destroy();
+
+      const store = await old.open();
+      try {
+        await store.insertUsage([usageRecord({ trace_id: 'trace-before', tenant_id: 'acme', agent_id: 'agt_1', started_at: '2026-02-01T00:00:01.000Z', endpoint: 'responses', response_id: 'resp_after' })]);
+        const trace = await store.getTrace('trace-before');
+        expect(trace?.requests.map((r) => [r.request_id, r.endpoint, r.cached_tokens, r.response_id])).toEqual([
+          ['req_before', 'messages', 4, null],
+          [expect.any(String), 'responses', 0, 'resp_after'],
+        ]);
+        const stored = {
+          id: 'resp_after', tenant_id: 'acme', agent_id: 'agt_1', trace_id: 'trace-before', request_id: 'req_after', model: 'openai/gpt-5',
+          provider_type: 'openai', created_at: '2026-02-01T00:00:01.000Z', input: '[]', response: '{}',
+        };
+        await store.putResponse(stored);
+        expect(await store.getResponse('resp_after')).toEqual(stored);
+        expect(await store.sweepResponses('2026-03-01T00:00:00.000Z')).toBe(1);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await old.remove();
     }
   });
 });

@@ -49,6 +49,7 @@ export function usageRecord(over: Partial<UsageRecord> & Pick<UsageRecord, 'trac
     completion_tokens: 5,
     cached_tokens: 0,
     reasoning_tokens: 0,
+    response_id: null,
     endpoint: 'chat.completions',
     cost: 0.001,
     estimated: false,

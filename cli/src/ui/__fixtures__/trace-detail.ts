@@ -22,6 +22,7 @@ function step(n: number, offsetMs: number, r: Partial<TraceRequest>): TraceReque
     ttft_ms: null,
     started_at: at(offsetMs),
     pii_types: [],
+    response_id: null,
     ...r,
   };
 }
