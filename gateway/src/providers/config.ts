@@ -22,7 +22,7 @@ export const AzureOpenAIProviderConfig = z.strictObject({
   type: z.literal('azure-openai'),
   ...httpSettings,
   base_url: HttpUrl.describe('The resource endpoint, e.g. https://my-resource.openai.azure.com.'),
-  api_version: z.string().min(1).optional().describe('The api-version query parameter (default 2024-10-21).'),
+  api_version: z.string().min(1).optional().describe('The api-version query parameter of chat and embeddings calls (default 2024-10-21); Responses calls use the v1 API, which takes none.'),
   deployments: z.record(z.string(), z.string().min(1)).optional().describe('Model name -> deployment name; unmapped models use their own name.'),
 });
 

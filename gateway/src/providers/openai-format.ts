@@ -65,6 +65,26 @@ export interface OpenAITool {
 
 export type OpenAIToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
 
+/**
+ * Chat Completions' web search: the model may search the web before it answers. Targets with a web search of their own
+ * (Anthropic's web search tool, Gemini's Google Search) run theirs; others ignore it. Read it defensively: clients
+ * send any JSON object here.
+ */
+export interface OpenAIWebSearchOptions {
+  search_context_size?: 'low' | 'medium' | 'high';
+  user_location?: { type: 'approximate'; approximate: OpenAIApproximateLocation } | null;
+}
+
+/** Where the user roughly is, to localise search results; every field optional. */
+export interface OpenAIApproximateLocation {
+  city?: string;
+  /** Two-letter ISO country code. */
+  country?: string;
+  region?: string;
+  /** IANA time zone, such as America/Los_Angeles. */
+  timezone?: string;
+}
+
 export type OpenAIResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
@@ -92,6 +112,7 @@ export interface OpenAIChatRequest {
   tool_choice?: OpenAIToolChoice;
   parallel_tool_calls?: boolean;
   response_format?: OpenAIResponseFormat;
+  web_search_options?: OpenAIWebSearchOptions;
 }
 
 export interface OpenAIUsage {

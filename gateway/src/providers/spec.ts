@@ -117,6 +117,36 @@ export interface NativeMessages {
   countTokens(ctx: MessagesCallContext, body: Record<string, unknown>): Promise<string>;
 }
 
+/** A call of OpenAI's Responses API sent natively: the body as the client wrote it (with the target's model). */
+export interface ResponsesCallContext extends CallContext {
+  /** Counts the prompt when the upstream reports no usage. */
+  estimatePromptTokens: () => number;
+}
+
+export interface ResponsesResult {
+  /** The upstream's JSON text of the response object, passed on as it is. */
+  text: string;
+  /** The same, parsed. */
+  value: Record<string, unknown>;
+  usage: Usage;
+}
+
+/** A native Responses stream: frames are the upstream's own SSE events (`event: ...\ndata: ...\n\n`), unchanged. */
+export interface ResponsesStream extends ChatStream {
+  /**
+   * After iteration: the response object of the terminal event (`response.completed`, `response.incomplete` or
+   * `response.failed`), parsed; null when the stream ended without one.
+   */
+  finalResponse(): Record<string, unknown> | null;
+}
+
+/** OpenAI's Responses API of an upstream that speaks it: request and answer pass through as sent. */
+export interface NativeResponses {
+  /** `body` is the client's request (ctx.model names the upstream model); `stream` is set by the adapter. */
+  create(ctx: ResponsesCallContext, body: Record<string, unknown>): Promise<ResponsesResult>;
+  stream(ctx: ResponsesCallContext, body: Record<string, unknown>): Promise<ResponsesStream>;
+}
+
 /**
  * One configured upstream. Every method rejects with an AgentgwError for upstream problems:
  * `upstream_unavailable` / `upstream_timeout` are retryable (`err.isRetryable`: try the next fallback target),
@@ -141,6 +171,8 @@ export interface ProviderAdapter {
   embeddings(ctx: CallContext, body: OpenAIEmbeddingsRequest): Promise<EmbeddingsResult>;
   /** Present when the upstream speaks Anthropic's Messages API natively. */
   readonly messages?: NativeMessages;
+  /** Present when the upstream speaks OpenAI's Responses API natively. */
+  readonly responses?: NativeResponses;
   /** Closes its connection pool; in-flight requests finish first. */
   close(): Promise<void>;
 }

@@ -1,10 +1,12 @@
-// Azure OpenAI: the deployment is in the path, the api-version in the query, the key in an api-key header.
+// Azure OpenAI: the deployment is in the path, the api-version in the query, the key in an api-key header (chat, embeddings);
+// the Responses API is served natively through Azure's v1 API, the deployment in the body's model.
 import type { AzureOpenAIProviderConfig } from '../config.js';
 import { OpenAIFormatAdapter } from '../openai/openai-format-adapter.js';
 import { providerIdentity } from '../shared/provider-identity.js';
 import { UpstreamClient } from '../shared/upstream-client.js';
 
 export const AZURE_OPENAI_API_VERSION = '2024-10-21';
+export const AZURE_OPENAI_RESPONSES_PATH = '/openai/v1/responses';
 
 export function createAzureOpenAIAdapter(name: string, config: AzureOpenAIProviderConfig): OpenAIFormatAdapter {
   const identity = providerIdentity(name, config.type, [config.api_key]);
@@ -22,6 +24,10 @@ export function createAzureOpenAIAdapter(name: string, config: AzureOpenAIProvid
     route: {
       chatPath: (model) => `${deploymentPath(model)}/chat/completions${query}`,
       embeddingsPath: (model) => `${deploymentPath(model)}/embeddings${query}`,
+      // Azure documents Responses on its v1 API (GA, no dated api-version; "required to access the latest features"); the
+      // dated /openai/responses?api-version=...-preview route is its previous generation.
+      responsesPath: () => AZURE_OPENAI_RESPONSES_PATH,
+      responsesModel: (model) => deployments[model] ?? model,
       headers,
     },
     streamUsage: true,

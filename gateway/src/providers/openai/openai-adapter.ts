@@ -1,4 +1,4 @@
-// api.openai.com: Bearer key, /chat/completions and /embeddings under the base URL.
+// api.openai.com: Bearer key, /chat/completions, /embeddings and /responses (native) under the base URL.
 import type { OpenAIProviderConfig } from '../config.js';
 import { providerIdentity } from '../shared/provider-identity.js';
 import { UpstreamClient } from '../shared/upstream-client.js';
@@ -16,7 +16,7 @@ export function createOpenAIAdapter(name: string, config: OpenAIProviderConfig):
     type: config.type,
     models: config.models ?? [],
     client,
-    route: { chatPath: () => '/chat/completions', embeddingsPath: () => '/embeddings', headers },
+    route: { chatPath: () => '/chat/completions', embeddingsPath: () => '/embeddings', responsesPath: () => '/responses', headers },
     streamUsage: true,
     missingCredentials: config.api_key ? null : `Provider "${name}" has no api_key configured; set it in the gateway configuration.`,
   });

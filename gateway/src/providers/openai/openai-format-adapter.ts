@@ -12,14 +12,31 @@ import { contentText } from '../shared/message-content.js';
 import { fromOpenAIUsage, toOpenAIUsage } from '../shared/openai-usage.js';
 import { StreamMeter } from '../shared/stream-meter.js';
 import { badUpstreamResponse } from '../shared/upstream-failure.js';
-import type { UpstreamClient } from '../shared/upstream-client.js';
-import type { CallContext, ChatResult, ChatStream, EmbeddingsResult, ProviderAdapter, Usage } from '../spec.js';
+import type { UpstreamClient, UpstreamRequest } from '../shared/upstream-client.js';
+import type {
+  CallContext,
+  ChatResult,
+  ChatStream,
+  EmbeddingsResult,
+  NativeResponses,
+  ProviderAdapter,
+  ResponsesCallContext,
+  ResponsesResult,
+  ResponsesStream,
+  Usage,
+} from '../spec.js';
+import { OpenAIResponsesFrames, responsesDeltaText, responsesFailure } from './openai-responses-frames.js';
+import { responsesUsage } from './openai-responses-usage.js';
 import { OpenAIFrameTranslator, openAIChunkText } from './openai-stream-frames.js';
 
 /** Where an OpenAI-format upstream keeps its endpoints and how it authenticates. */
 export interface OpenAIRoute {
   chatPath(model: string): string;
   embeddingsPath(model: string): string;
+  /** Where the upstream serves OpenAI's Responses API; absent when it does not (requests are then translated to chat). */
+  responsesPath?(model: string): string;
+  /** The `model` of a Responses request body (Azure: the deployment name); the model itself when absent. */
+  responsesModel?(model: string): string;
   headers: Record<string, string>;
 }
 
@@ -42,6 +59,8 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
   readonly models: readonly string[];
   readonly configured: boolean;
   readonly supportsEmbeddings = true;
+  /** Present when the route has a Responses path: requests go as the client wrote them, answers come back as sent. */
+  readonly responses?: NativeResponses;
 
   constructor(private readonly options: OpenAIFormatAdapterOptions) {
     this.name = options.name;
@@ -49,6 +68,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     this.baseUrl = options.client.baseUrl;
     this.models = options.models;
     this.configured = options.missingCredentials === null;
+    if (options.route.responsesPath) this.responses = { create: (ctx, body) => this.createResponse(ctx, body), stream: (ctx, body) => this.streamResponse(ctx, body) };
   }
 
   async chat(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatResult> {
@@ -102,6 +122,36 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     return { body: json, usage };
   }
 
+  private async createResponse(ctx: ResponsesCallContext, body: Record<string, unknown>): Promise<ResponsesResult> {
+    const { client } = this.options;
+    const request = this.responsesRequest(ctx, JSON.stringify(withoutStreamFields(body, this.responsesModel(ctx.model))));
+    const { value, text } = await client.sendJsonText<Record<string, unknown>>(request);
+    if (!Array.isArray(value.output)) throw badUpstreamResponse(client.identity, 'answered without an output array.');
+    // A failed response is no answer: rejecting lets the caller fall back, as for a 5xx.
+    if (value.status === 'failed') throw responsesFailure(client.identity, JSON.stringify(value.error ?? null), 'in its response');
+    return { text, value, usage: responsesUsage(value, ctx) };
+  }
+
+  private async streamResponse(ctx: ResponsesCallContext, body: Record<string, unknown>): Promise<ResponsesStream> {
+    const { client } = this.options;
+    // The client's fields in their order, the upstream's model name in its place.
+    const request = this.responsesRequest(ctx, JSON.stringify({ ...body, model: this.responsesModel(ctx.model), stream: true }));
+    const meter = new StreamMeter(ctx.estimatePromptTokens, responsesDeltaText);
+    const translator = new OpenAIResponsesFrames(client.identity, meter);
+    const stream = await client.openFrames(request, { meter, translator });
+    return Object.assign(stream, { finalResponse: () => translator.finalResponse() });
+  }
+
+  private responsesRequest(ctx: ResponsesCallContext, body: string): UpstreamRequest {
+    this.requireCredentials();
+    const { route } = this.options;
+    return { path: route.responsesPath!(ctx.model), headers: route.headers, body, signal: ctx.signal };
+  }
+
+  private responsesModel(model: string): string {
+    return this.options.route.responsesModel?.(model) ?? model;
+  }
+
   close(): Promise<void> {
     return this.options.client.close();
   }
@@ -123,9 +173,9 @@ function estimateChatUsage(body: OpenAIChatRequest, completion: OpenAIChatComple
 }
 
 /** The body for a non-streamed upstream call: the client's fields in their order, the upstream's model name, no stream fields. */
-function withoutStreamFields(body: OpenAIChatRequest, model: string): Record<string, unknown> {
+function withoutStreamFields(body: object, model: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(body)) if (k !== 'stream' && k !== 'stream_options') out[k] = body[k as keyof OpenAIChatRequest];
+  for (const k of Object.keys(body)) if (k !== 'stream' && k !== 'stream_options') out[k] = (body as Record<string, unknown>)[k];
   // Replaces the client's model name in its place.
   out.model = model;
   return out;
