@@ -15,6 +15,7 @@ import { Telemetry } from './telemetry/telemetry.js';
 import { KeyHasher, generateKey, keyPrefix, newSecret } from './security/keys.js';
 import type { Services } from './services.js';
 import { openStore } from './storage/open-store.js';
+import { startResponseRetention } from './storage/response-retention.js';
 import { Snapshot } from './storage/snapshot.js';
 import type { Store } from './storage/store.js';
 import { VERSION } from './version.js';
@@ -82,6 +83,8 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     const journal = await openUsageJournal(config, store, opts.log);
     opened.push(() => journal.close());
     await seedCounters(store, counters, opts.log);
+    const retention = startResponseRetention(store, { retentionDays: config.responses.retention_days, log: opts.log });
+    opened.push(() => retention.stop());
     const telemetry = await Telemetry.create(VERSION, env, opts.log);
     let lastUsageError = 0;
     const usage = new UsageWriter(store, {
@@ -95,7 +98,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       onDropped: (r, err) => opts.log?.error({ err, request_id: r.request_id, trace_id: r.trace_id }, 'a usage record the database refused was left out'),
     });
     registerJournalMetrics(telemetry.metrics.registry, journal, usage);
-    const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry);
+    const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry, store);
     flushUsage = () => usage.flush(); // counters: see loadSeed above
 
     const runtime: Runtime = {

@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   policy_not_found: { status: 404, type: 'not_found' },
   trace_not_found: { status: 404, type: 'not_found' },
   admin_key_not_found: { status: 404, type: 'not_found' },
+  response_not_found: { status: 404, type: 'not_found' },
   route_not_found: { status: 404, type: 'not_found' },
   agent_exists: { status: 409, type: 'conflict' },
   tenant_exists: { status: 409, type: 'conflict' },

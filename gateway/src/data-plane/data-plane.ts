@@ -8,6 +8,7 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Admission, DataPlaneDeps, Plan } from './admission.js';
 import { type Outcome, toUsageRecord } from './outcome.js';
 import type { RequestContext } from './request-context.js';
+import type { ResponseStore } from './dialects/responses/stored-responses.js';
 import type { Router } from './router.js';
 
 /** Everything the /v1 routes use, and the three things every request ends with: settle, release, record. */
@@ -20,6 +21,8 @@ export class DataPlane implements DataPlaneDeps {
     readonly hasher: KeyHasher,
     readonly usage: UsageWriter,
     readonly telemetry: Telemetry,
+    /** Stored Responses API responses (previous_response_id, GET /v1/responses/{id}). */
+    readonly responses: ResponseStore,
   ) {
     this.plans = snapshot.cache(10_000);
   }

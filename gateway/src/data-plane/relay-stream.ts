@@ -48,10 +48,10 @@ export async function relayFrames(ex: Exchange, abort: ClientAbort, source: Fram
  * Records a streamed step, billed for what the upstream reported or for what was streamed, then ends the stream with its
  * closing frames (`last`) once the usage row is journaled (a crash after them loses no billed row), then settles.
  */
-export async function recordStreamed(dp: DataPlane, ex: Exchange, a: Admission, target: PricedTarget, source: FrameSource, relayed: Relayed, last: string): Promise<void> {
+export async function recordStreamed(dp: DataPlane, ex: Exchange, a: Admission, target: PricedTarget, source: FrameSource, relayed: Relayed, last: string, responseId?: string): Promise<void> {
   const usage = checkedUsage(source.usage());
   const cost = actualCost(target, usage);
-  await dp.record(ex.ctx, { httpStatus: 200, error: relayed.failure, usage, cost, ttftMs: relayed.ttftMs, provider: target.provider.name, model: target.id });
+  await dp.record(ex.ctx, { httpStatus: 200, error: relayed.failure, usage, cost, ttftMs: relayed.ttftMs, provider: target.provider.name, model: target.id, ...(responseId ? { responseId } : {}) });
   relayed.out.end(last);
   await dp.settle(a, ex.ctx, cost, usage);
 }

@@ -13,11 +13,14 @@ import { countTokens } from './dialects/messages/count-tokens.js';
 import { anthropicErrorBody, isAnthropicPath } from '../contract/anthropic-error.js';
 import { messages } from './dialects/messages/messages.js';
 import { models } from './models.js';
+import { responses } from './dialects/responses/responses.js';
+import { deleteResponse, getResponse, listInputItems } from './dialects/responses/stored-responses.js';
 import { type Exchange, parseJsonBody, sendJson } from './exchange.js';
 import type { RequestContext } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
-const NOT_FOUND = 'the gateway serves /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/messages/count_tokens and /v1/models.';
+const NOT_FOUND =
+  'the gateway serves POST /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/messages/count_tokens and /v1/responses; GET and DELETE /v1/responses/{id}; GET /v1/responses/{id}/input_items and /v1/models.';
 
 /**
  * Agent clients' own session ids, read as the trace id when no trace header is sent (Claude Code's, Codex's), so an
@@ -25,8 +28,27 @@ const NOT_FOUND = 'the gateway serves /v1/chat/completions, /v1/embeddings, /v1/
  */
 export const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id', 'session_id'] as const;
 
-type Route = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'models' | null;
-type BodyRoute = Exclude<Route, 'models' | null>;
+type Route = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'models' | StoredRoute | null;
+type StoredRoute = 'response_get' | 'response_delete' | 'response_items';
+type BodyRoute = Exclude<Route, 'models' | StoredRoute | null>;
+
+const RESPONSES_PREFIX = '/v1/responses/';
+
+/** GET / DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items. */
+function storedRoute(method: string | undefined, path: string): Route {
+  const rest = path.slice(RESPONSES_PREFIX.length);
+  const slash = rest.indexOf('/');
+  if (slash === -1) return method === 'GET' ? 'response_get' : method === 'DELETE' ? 'response_delete' : null;
+  return rest.slice(slash) === '/input_items' && method === 'GET' ? 'response_items' : null;
+}
+
+/** The response id of a /v1/responses/{id}... path. */
+function responseIdOf(url: string): string {
+  const q = url.indexOf('?');
+  const rest = (q === -1 ? url : url.slice(0, q)).slice(RESPONSES_PREFIX.length);
+  const slash = rest.indexOf('/');
+  return decodeURIComponent(slash === -1 ? rest : rest.slice(0, slash));
+}
 
 function route(method: string | undefined, url: string): Route {
   const q = url.indexOf('?');
@@ -36,7 +58,9 @@ function route(method: string | undefined, url: string): Route {
   if (path === '/v1/embeddings') return method === 'POST' ? 'embeddings' : null;
   if (path === '/v1/messages') return method === 'POST' ? 'messages' : null;
   if (path === '/v1/messages/count_tokens') return method === 'POST' ? 'count_tokens' : null;
+  if (path === '/v1/responses') return method === 'POST' ? 'responses' : null;
   if (path === '/v1/models') return method === 'GET' || method === 'HEAD' ? 'models' : null;
+  if (path.startsWith(RESPONSES_PREFIX) && path.length > RESPONSES_PREFIX.length) return storedRoute(method, path);
   return null;
 }
 
@@ -182,8 +206,13 @@ export class V1Server {
         models(this.dp, ex);
         return;
       }
+      if (which === 'response_get' || which === 'response_delete' || which === 'response_items') {
+        this.stored(ex, which);
+        return;
+      }
       ctx.operation = which === 'embeddings' ? 'embeddings' : 'chat';
       if (which === 'messages' || which === 'count_tokens') ctx.endpoint = 'messages';
+      else if (which === 'responses') ctx.endpoint = 'responses';
       this.readBody(req, res, ex, which);
     } catch (e) {
       this.fail(ctx, ids, res, e);
@@ -201,6 +230,25 @@ export class V1Server {
     }
     const body = ids.errorDialect === 'anthropic' ? anthropicErrorBody(err, ids.requestId) : JSON.stringify(err.toBody());
     sendJson({ ctx: ids, res }, err.status, body, err.headers);
+  }
+
+  /** Stored responses: answered, not recorded (reading a stored answer is no model call). */
+  private stored(ex: Exchange, which: StoredRoute): void {
+    const url = ex.req.url ?? '';
+    let id: string;
+    try {
+      id = responseIdOf(url);
+    } catch {
+      throw new AgentgwError('validation_failed', 'The response id in the path is not valid percent-encoding: send the id as returned (resp_...).', { param: 'response_id' });
+    }
+    const q = url.indexOf('?');
+    const run =
+      which === 'response_get'
+        ? getResponse(this.dp, ex, id)
+        : which === 'response_delete'
+          ? deleteResponse(this.dp, ex, id)
+          : listInputItems(this.dp, ex, id, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+    run.catch((e: unknown) => this.fail(undefined, ex.ctx, ex.res, e));
   }
 
   private readBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, which: BodyRoute): void {
@@ -264,7 +312,9 @@ export class V1Server {
           ? messages(this.dp, ex, body, queryOf(ex.req))
           : which === 'count_tokens'
             ? countTokens(this.dp, ex, body, queryOf(ex.req))
-            : embeddings(this.dp, ex, body);
+            : which === 'responses'
+              ? responses(this.dp, ex, body)
+              : embeddings(this.dp, ex, body);
     run.catch((e: unknown) => {
       try {
         // Counting tokens is no model call: its failures are answered, not recorded.

@@ -13,7 +13,7 @@ export const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['store', 'previous_r
 /** Pure hints: they change how OpenAI serves or bills the request, or what it keeps, not what the answer says. */
 export const DROPPED_FIELDS: ReadonlySet<string> = new Set([
   'include', 'prompt_cache_key', 'prompt_cache_retention', 'prompt_cache_options', 'metadata', 'service_tier', 'truncation',
-  'stream_options', 'context_management',
+  'stream_options', 'context_management', 'client_metadata',
 ]);
 
 /** Documented by OpenAI but with no equivalent on a translated call: a 400 naming the field when set, never a silent drop. */
@@ -31,6 +31,7 @@ export const DROPPED_RESPONSES_HINTS: ReadonlyArray<{ field: string; why: string
   { field: 'include', why: 'asks OpenAI to add data to the output (reasoning.encrypted_content, web_search_call.results, logprobs, ...); a translated answer has no such data' },
   { field: 'prompt_cache_key, prompt_cache_retention, prompt_cache_options, input.N.content.N.prompt_cache_breakpoint', why: 'OpenAI prompt-cache routing; the target caches prompts its own way, the answer is the same' },
   { field: 'metadata', why: 'kept by agentgw with the stored response and echoed in it, not sent upstream' },
+  { field: 'client_metadata', why: 'Codex\'s installation, window and turn ids for OpenAI\'s own telemetry' },
   { field: 'service_tier', why: 'chooses OpenAI\'s flex, priority or scale capacity, not the answer' },
   { field: 'truncation', why: '"auto" lets OpenAI drop the oldest items when the conversation outgrows the context window; the target receives the whole conversation and may refuse it instead' },
   { field: 'stream_options', why: 'include_obfuscation pads OpenAI\'s stream events against side channels' },

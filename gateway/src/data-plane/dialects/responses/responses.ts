@@ -1,0 +1,288 @@
+// POST /v1/responses: OpenAI's Responses API. Native to upstreams that speak it (the body and the answer as sent, but for
+// agentgw's response id), translated through Chat Completions for every other provider, streams included. agentgw keeps
+// the conversation (store), so previous_response_id works whichever provider answers the next turn.
+import { checkedUsage } from '../../../accounting/usage-counts.js';
+import { ResponsesRequest } from '../../../contract/responses-request.js';
+import type { AgentgwError } from '../../../contract/index.js';
+import type { ChatStream, ResponsesCallContext, ResponsesStream, Usage } from '../../../providers/spec.js';
+import { ResponsesStreamEncoder } from '../../../translate/chat-stream-to-responses-events.js';
+import { chatCompletionToResponse } from '../../../translate/chat-to-responses-response.js';
+import type { ResponsesEcho, ResponsesRequest as ResponsesWire } from '../../../translate/responses-api.js';
+import { responsesErrorCode, responsesObject } from '../../../translate/responses-response-object.js';
+import { type ResponsesToChatResult, responsesToChatRequest } from '../../../translate/responses-to-chat-request.js';
+import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
+import { ClientAbort } from '../../client-abort.js';
+import type { DataPlane } from '../../data-plane.js';
+import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
+import { parseBody } from '../../parse-body.js';
+import { type FrameSource, recordStreamed, relayFrames } from '../../relay-stream.js';
+import { responsesPolicyView } from './responses-policy-view.js';
+import { inputItems, keepResponse, newResponseId, withConversation } from './stored-responses.js';
+
+type Json = Record<string, unknown>;
+
+/** Models that take a reasoning effort on OpenAI-format upstreams. */
+const REASONING_MODEL = /(^|\/)(o\d|gpt-5|gpt-oss|deepseek-r|qwq)/i;
+
+/** The Chat Completions request a translated target receives, and what translating it left out. */
+export function chatRequestFor(t: PricedTarget, body: ResponsesRequest): ResponsesToChatResult {
+  const type = t.provider.type;
+  // Agents ask for their own models' output limits; the target's own maximum applies instead.
+  const cap = t.price?.max_output_tokens;
+  if (cap !== undefined && typeof body.max_output_tokens === 'number' && body.max_output_tokens > cap) body = { ...body, max_output_tokens: cap };
+  return responsesToChatRequest(body as ResponsesWire, {
+    model: t.model,
+    maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
+    reasons: REASONING_MODEL.test(t.model),
+  });
+}
+
+/** The target's own Responses API, when it has one. */
+const nativeOf = (t: PricedTarget) => t.provider.responses;
+
+/** What one request needs on every path. */
+interface Turn {
+  a: Admission<ResponsesRequest>;
+  /** The id agentgw gives the response, whatever the upstream called it. */
+  id: string;
+  createdAt: number;
+  /** The model the client asked for (answers name it). */
+  model: string;
+  /** The client's own previous_response_id, echoed in the answer. */
+  previous: string | null;
+  store: boolean;
+  call: (t: PricedTarget) => ResponsesCallContext;
+}
+
+export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
+  const ctx = ex.ctx;
+  const parsed = parseBody(ResponsesRequest, rawBody);
+  ctx.stream = parsed.stream === true;
+  ctx.endpoint = 'responses';
+  const body = await withConversation(dp, ctx, parsed);
+  const a = await admit(dp, ctx, body, responsesPolicyView);
+  const abort = new ClientAbort(ex.res);
+  const turn: Turn = {
+    a,
+    id: newResponseId(),
+    createdAt: Math.floor(Date.now() / 1000),
+    model: parsed.model,
+    previous: parsed.previous_response_id ?? null,
+    store: parsed.store !== false,
+    call: (t) => ({
+      model: t.model,
+      signal: abort,
+      requestId: ctx.requestId,
+      includeUsage: true,
+      estimatePromptTokens: () => Math.ceil(responsesPolicyView.promptTokensUpperBound(a.body) / 4),
+    }),
+  };
+  try {
+    if (ctx.stream) await streamResponse(dp, ex, turn, abort);
+    else await createResponse(dp, ex, turn);
+  } finally {
+    abort.dispose();
+  }
+}
+
+/** The request's settings a translated response repeats. */
+function echoOf(turn: Turn): ResponsesEcho {
+  return { ...(turn.a.body as ResponsesWire), previous_response_id: turn.previous };
+}
+
+function answerHeaders(a: Admission, dropped: string[]): Record<string, string> | undefined {
+  const clamped = clampedHeader(a);
+  if (dropped.length === 0) return clamped;
+  return { ...clamped, 'x-agentgw-dropped-tools': [...new Set(dropped)].join(', ') };
+}
+
+/** The upstream's response as the client sees it: agentgw's id, and the previous_response_id it sent. */
+function asOurs(value: Json, turn: Turn): Json {
+  return { ...value, id: turn.id, ...(turn.previous ? { previous_response_id: turn.previous } : {}) };
+}
+
+/** Keeps the response for previous_response_id and GET, when the client let it be stored. */
+async function keep(dp: DataPlane, ex: Exchange, turn: Turn, target: PricedTarget, response: Json | null): Promise<void> {
+  if (!turn.store || !response) return;
+  await keepResponse(dp, ex, { id: turn.id, ctx: ex.ctx, model: turn.model, providerType: target.provider.type, input: inputItems(turn.a.body.input), response });
+}
+
+async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<void> {
+  const ctx = ex.ctx;
+  const { a } = turn;
+  let answer: { result: { text: string; value: Json; usage: Usage; dropped: string[] }; target: PricedTarget };
+  try {
+    answer = await withFallback(ctx, a.targets, async (t) => {
+      const native = nativeOf(t);
+      if (native) {
+        const r = await native.create(turn.call(t), a.body);
+        const value = asOurs(r.value, turn);
+        return { text: JSON.stringify(value), value, usage: r.usage, dropped: [] };
+      }
+      const { request, droppedTools, tools } = chatRequestFor(t, a.body);
+      const result = await t.provider.chat(turn.call(t), request);
+      const value = chatCompletionToResponse(result.body, { id: turn.id, model: turn.model, createdAt: turn.createdAt, request: echoOf(turn), usage: result.usage, tools }) as unknown as Json;
+      return { text: JSON.stringify(value), value, usage: result.usage, dropped: droppedTools };
+    });
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+  const { result, target } = answer;
+  const usage = checkedUsage(result.usage);
+  const cost = actualCost(target, usage);
+  await keep(dp, ex, turn, target, result.value);
+  // Journaled before the answer leaves: a crash after it loses no billed row.
+  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id });
+  sendJson(ex, 200, result.text, answerHeaders(a, result.dropped));
+  await dp.settle(a, ctx, cost, usage);
+}
+
+/** Where a terminal event (`response.completed|incomplete|failed`) starts in a run of frames, or -1. */
+function terminalAt(text: string): number {
+  for (const type of ['"type":"response.completed"', '"type":"response.incomplete"', '"type":"response.failed"']) {
+    const at = text.indexOf(type);
+    if (at !== -1) {
+      const frameStart = text.lastIndexOf('\n\n', at);
+      return frameStart === -1 ? 0 : frameStart + 2;
+    }
+  }
+  return -1;
+}
+
+/**
+ * A native stream: the upstream's events as sent, with agentgw's response id in place of the upstream's. The terminal
+ * event is held back and sent last, once the response is stored and the step journaled.
+ */
+class NativeStream implements FrameSource {
+  private upstreamId: string | null = null;
+  private held = '';
+  private events = 0;
+
+  constructor(
+    private readonly inner: ResponsesStream,
+    private readonly turn: Turn,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for await (const first of this.inner) {
+      const rest = this.inner.takeReady?.();
+      let text = rest ? first + rest : first;
+      if (this.upstreamId === null) this.upstreamId = /"id":"(resp_[^"]+)"/.exec(text)?.[1] ?? null;
+      if (this.upstreamId !== null && text.includes(this.upstreamId)) text = text.replaceAll(this.upstreamId, this.turn.id);
+      for (let at = text.indexOf('\n\n'); at !== -1; at = text.indexOf('\n\n', at + 2)) this.events++;
+      if (this.held) {
+        this.held += text;
+        continue;
+      }
+      const end = terminalAt(text);
+      if (end === -1) {
+        yield text;
+        continue;
+      }
+      this.held = text.slice(end);
+      if (end > 0) yield text.slice(0, end);
+    }
+  }
+
+  /** The held terminal event. */
+  last(): string {
+    return this.held;
+  }
+
+  response(): Json | null {
+    const r = this.inner.finalResponse();
+    return r ? asOurs(r, this.turn) : null;
+  }
+
+  /** Events that end a stream the upstream broke off: `error`, then `response.failed`, numbered after the upstream's. */
+  failed(f: AgentgwError): string {
+    // The upstream's own code when it failed the response (Codex compacts on context_length_exceeded).
+    const upstreamError = this.inner.finalResponse()?.error as { code?: unknown } | null | undefined;
+    const code = typeof upstreamError?.code === 'string' ? upstreamError.code : responsesErrorCode(f.code);
+    const response = responsesObject(
+      { id: this.turn.id, model: this.turn.model, createdAt: this.turn.createdAt, request: echoOf(this.turn) },
+      { status: 'failed', output: [], usage: null, error: { code, message: f.message } },
+    );
+    const seq = this.events;
+    return (
+      `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: seq, code, message: f.message, param: null })}\n\n` +
+      `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: seq + 1, response })}\n\n`
+    );
+  }
+
+  usage(): Usage {
+    return this.inner.usage();
+  }
+}
+
+/** A translated stream: the target's chat chunks re-encoded as Responses events. */
+class TranslatedStream implements FrameSource {
+  readonly encoder: ResponsesStreamEncoder;
+
+  constructor(
+    private readonly chat: ChatStream,
+    turn: Turn,
+    translated: ResponsesToChatResult,
+  ) {
+    this.encoder = new ResponsesStreamEncoder({ id: turn.id, model: turn.model, createdAt: turn.createdAt, request: echoOf(turn), tools: translated.tools });
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for await (const first of this.chat) {
+      const rest = this.chat.takeReady?.();
+      const out = this.encoder.frames(rest ? first + rest : first);
+      if (out) yield out;
+    }
+  }
+
+  usage(): Usage {
+    return this.chat.usage();
+  }
+}
+
+async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: ClientAbort): Promise<void> {
+  const ctx = ex.ctx;
+  const { a } = turn;
+  let dropped: string[] = [];
+  let stream: NativeStream | TranslatedStream;
+  let target: PricedTarget;
+  try {
+    ({ result: stream, target } = await withFallback<NativeStream | TranslatedStream>(ctx, a.targets, async (t) => {
+      const native = nativeOf(t);
+      if (native) {
+        dropped = [];
+        return new NativeStream(await native.stream(turn.call(t), a.body), turn);
+      }
+      const translated = chatRequestFor(t, a.body);
+      dropped = translated.droppedTools;
+      return new TranslatedStream(await t.provider.chatStream(turn.call(t), translated.request), turn, translated);
+    }));
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+  // From here on the status is sent: failures become error events, and what was streamed is billed.
+  const extra = answerHeaders(a, dropped);
+  ex.res.writeHead(200, [
+    'content-type', 'text/event-stream; charset=utf-8',
+    'cache-control', 'no-cache',
+    'x-request-id', ctx.requestId,
+    'x-agent-trace-id', ctx.traceId,
+    ...(extra ? Object.entries(extra).flat() : []),
+  ]);
+  const relayed = await relayFrames(ex, abort, stream);
+  let last: string;
+  let response: Json | null;
+  if (stream instanceof NativeStream) {
+    last = relayed.failure ? stream.failed(relayed.failure) : stream.last();
+    response = relayed.failure ? null : stream.response();
+  } else {
+    last = relayed.failure
+      ? stream.encoder.error({ code: responsesErrorCode(relayed.failure.code), message: relayed.failure.message })
+      : stream.encoder.finish(stream.usage());
+    response = relayed.failure ? null : (stream.encoder.response() as unknown as Json | null);
+  }
+  await keep(dp, ex, turn, target, response);
+  await recordStreamed(dp, ex, a, target, stream, relayed, last, turn.id);
+}
