@@ -29,7 +29,8 @@ export function chatRequestFor(t: PricedTarget, body: ResponsesRequest): Respons
   const type = t.provider.type;
   // Agents ask for their own models' output limits; the target's own maximum applies instead.
   const cap = t.price?.max_output_tokens;
-  if (cap !== undefined && typeof body.max_output_tokens === 'number' && body.max_output_tokens > cap) body = { ...body, max_output_tokens: cap };
+  // Codex sends no limit: the target's maximum (what the reservation assumed), not an adapter's small default.
+  if (cap !== undefined && (typeof body.max_output_tokens !== 'number' || body.max_output_tokens > cap)) body = { ...body, max_output_tokens: cap };
   return responsesToChatRequest(body as ResponsesWire, {
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
