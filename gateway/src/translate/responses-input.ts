@@ -29,6 +29,8 @@ export class ChatMessagesBuilder {
   private assistant: OpenAIAssistantMessage | null = null;
   /** Images and files of tool outputs, sent in a user message after the run of tool messages (tool messages are text). */
   private deferred: OpenAIContentPart[] = [];
+  /** Call ids of the calls so far: an output answers one of them (chat targets refuse an orphan tool message). */
+  private readonly calls = new Set<string>();
 
   add(items: unknown, at: (i: number) => string): void {
     if (!Array.isArray(items)) throw invalidField(at(-1), `${at(-1)} must be an array of items.`);
@@ -125,11 +127,15 @@ export class ChatMessagesBuilder {
     const call: OpenAIToolCall = { id: callId, type: 'function', function: { name: chatToolName(name, namespace as string | undefined), arguments: args } };
     if (!this.assistant) this.assistant = { role: 'assistant', content: null };
     (this.assistant.tool_calls ??= []).push(call);
+    this.calls.add(callId);
   }
 
   private callOutput(item: Record<string, unknown>, at: string): void {
     const { call_id: callId, output } = item;
     if (typeof callId !== 'string' || !callId) throw invalidField(`${at}.call_id`, `${at}.call_id must be the id of the call it answers.`);
+    if (!this.calls.has(callId)) {
+      throw invalidField(`${at}.call_id`, `No function_call or custom_tool_call with call_id "${callId}" comes before ${at}: a tool output answers a call made earlier in the conversation.`);
+    }
     this.flushAssistant();
     let text: string;
     if (typeof output === 'string') text = output;
@@ -156,7 +162,8 @@ export class ChatMessagesBuilder {
 
   private flushAssistant(): void {
     if (this.assistant) {
-      this.out.push(this.assistant);
+      // An empty assistant message says nothing, and targets refuse one.
+      if (this.assistant.content || this.assistant.tool_calls?.length) this.out.push(this.assistant);
       this.assistant = null;
     }
   }

@@ -43,7 +43,7 @@ export const DROPPED_RESPONSES_HINTS: ReadonlyArray<{ field: string; why: string
   { field: 'input.N (compaction)', why: 'context compacted by OpenAI is encrypted; only OpenAI can read it' },
   { field: 'input.N (web_search_call, file_search_call, code_interpreter_call, image_generation_call, mcp_*, tool_search_*)', why: 'records of tools OpenAI ran; their outcome is in the messages that follow them' },
   { field: 'input.N.phase', why: 'gpt-5.x commentary and final-answer labels of earlier messages' },
-  { field: 'tools.N (web_search, file_search, code_interpreter, computer_use_preview, image_generation, local_shell, shell, apply_patch, mcp, tool_search, ...)', why: 'built-in tools the target cannot run are left out and named in the x-agentgw-dropped-tools response header (a tool_choice that requires one is a 400)' },
+  { field: 'tools.N (web_search, file_search, code_interpreter, computer_use_preview, image_generation, local_shell, shell, apply_patch, mcp, tool_search, ...)', why: 'web search runs on the target\'s own search (Anthropic; Gemini when no client tools are sent); other built-in tools the target cannot run are left out and named in the x-agentgw-dropped-tools response header (a tool_choice that requires one is a 400)' },
   { field: 'tools.N (defer_loading, allowed_callers, output_schema)', why: 'OpenAI-side tool search and programmatic calling hints' },
   { field: 'input.N.content.N.detail (input_file), detail "original" (input_image)', why: 'OpenAI-only resolution choices; images keep low, high and auto' },
 ];

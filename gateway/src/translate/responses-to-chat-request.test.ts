@@ -280,7 +280,15 @@ describe('responsesToChatRequest: input items', () => {
     expect400({ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }] }, 'input.0.arguments');
     expect400({ input: [{ type: 'custom_tool_call', call_id: 'c', name: 'f' }] }, 'input.0.input');
     expect400({ input: [{ type: 'function_call_output', output: 'x' }] }, 'input.0.call_id');
-    expect400({ input: [{ type: 'function_call_output', call_id: 'c', output: 5 }] }, 'input.0.output');
+    const call = { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' };
+    expect400({ input: [call, { type: 'function_call_output', call_id: 'c', output: 5 }] }, 'input.1.output');
+    expect400({ input: [{ type: 'function_call_output', call_id: 'c', output: 'x' }] }, 'input.0.call_id', /No function_call or custom_tool_call with call_id "c"/);
+    expect400({ input: [call, { type: 'function_call_output', call_id: 'other', output: 'x' }] }, 'input.1.call_id');
+  });
+
+  it('leaves out an assistant message with nothing in it', () => {
+    const { request } = convert({ input: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: '' }, { role: 'user', content: 'again' }] });
+    expect(request.messages).toEqual([{ role: 'user', content: 'hi' }, { role: 'user', content: 'again' }]);
   });
 
   it('names previous_response_id when an earlier turn cannot continue on the target', () => {

@@ -6,7 +6,7 @@ import type { ReasoningEffort } from './map-thinking-to-reasoning-effort.js';
 import type { ResponsesInputItem, ResponsesRequest } from './responses-api.js';
 import { ChatMessagesBuilder } from './responses-input.js';
 import { CARRIED_FIELDS, DROPPED_FIELDS, GATEWAY_FIELDS, NOT_CARRYABLE_FIELDS } from './responses-request-fields.js';
-import { type ClientToolIndex, convertResponsesTools } from './responses-tools.js';
+import { type ClientToolIndex, convertResponsesTools, type TargetWebSearch } from './responses-tools.js';
 
 export { DROPPED_RESPONSES_HINTS } from './responses-request-fields.js';
 
@@ -22,6 +22,11 @@ export interface ResponsesToChatOptions {
   reasons: boolean;
   /** Items of earlier turns, rebuilt from previous_response_id (their inputs and outputs, in order): prepended to input. */
   history?: ResponsesInputItem[];
+  /**
+   * The web search the target runs itself (see TargetWebSearch): when it runs the request's web_search tool, the tool
+   * becomes web_search_options; otherwise (false, the default) it is left out and named in droppedTools.
+   */
+  webSearch?: TargetWebSearch;
 }
 
 export interface ResponsesToChatResult {
@@ -88,10 +93,11 @@ export function responsesToChatRequest(body: ResponsesRequest, opts: ResponsesTo
     if (user) request.user = user;
   }
 
-  const tools = convertResponsesTools(body.tools, body.tool_choice, body.parallel_tool_calls);
+  const tools = convertResponsesTools(withAdditionalTools(body.tools, opts.history, body.input), body.tool_choice, body.parallel_tool_calls, opts.webSearch ?? false);
   if (tools.tools) request.tools = tools.tools;
   if (tools.tool_choice !== undefined) request.tool_choice = tools.tool_choice;
   if (tools.parallel_tool_calls !== undefined) request.parallel_tool_calls = tools.parallel_tool_calls;
+  if (tools.web_search_options) request.web_search_options = tools.web_search_options;
 
   const format = textFormat(body.text);
   if (format) request.response_format = format;
@@ -100,6 +106,22 @@ export function responsesToChatRequest(body: ResponsesRequest, opts: ResponsesTo
   if (effort && opts.reasons) request.reasoning_effort = effort;
 
   return { request, droppedTools: tools.droppedTools, tools: tools.index };
+}
+
+/**
+ * Codex's "responses lite" bodies carry their tools in an `additional_tools` input item instead of `tools`: they join
+ * the request's tools, so a translated target can call them too.
+ */
+function withAdditionalTools(tools: unknown, ...inputs: unknown[]): unknown {
+  let extra: unknown[] | null = null;
+  for (const input of inputs) {
+    if (!Array.isArray(input)) continue;
+    for (const item of input) {
+      if (isObject(item) && item.type === 'additional_tools' && Array.isArray(item.tools)) (extra ??= []).push(...item.tools);
+    }
+  }
+  if (extra === null) return tools;
+  return Array.isArray(tools) ? [...tools, ...extra] : extra;
 }
 
 function checkTopLevelFields(body: ResponsesRequest): void {

@@ -60,12 +60,40 @@ export interface AnthropicMessage {
   content: AnthropicRequestBlock[];
 }
 
-export interface AnthropicTool {
+/** A tool the client runs: Claude answers a call of it with a tool_use block. */
+export interface AnthropicClientTool {
   name: string;
   description?: string;
   input_schema: Record<string, unknown>;
   cache_control?: AnthropicCacheControl;
 }
+
+/**
+ * Anthropic's own web search, a server tool: Anthropic runs the searches within the call, and the answer carries them
+ * as server_tool_use and web_search_tool_result blocks around the text.
+ */
+export interface AnthropicWebSearchTool {
+  type: 'web_search_20250305';
+  name: 'web_search';
+  max_uses?: number;
+  allowed_domains?: string[];
+  blocked_domains?: string[];
+  user_location?: AnthropicUserLocation;
+  cache_control?: AnthropicCacheControl;
+}
+
+/** Where the user roughly is, to localise search results. */
+export interface AnthropicUserLocation {
+  type: 'approximate';
+  city?: string;
+  region?: string;
+  /** Two-letter ISO country code. */
+  country?: string;
+  /** IANA time zone, such as America/New_York. */
+  timezone?: string;
+}
+
+export type AnthropicTool = AnthropicClientTool | AnthropicWebSearchTool;
 
 export type AnthropicToolChoice =
   | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
@@ -102,7 +130,27 @@ export interface AnthropicCacheCreation {
   ephemeral_1h_input_tokens?: number | null;
 }
 
-export type AnthropicResponseBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock;
+/** A call of a server tool (web_search, ...) that Anthropic ran itself: no call for the client to answer. */
+export interface AnthropicServerToolUseBlock {
+  type: 'server_tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** What a web search found (web_search_result items, encrypted), or { type: "web_search_tool_result_error", error_code }. */
+export interface AnthropicWebSearchToolResultBlock {
+  type: 'web_search_tool_result';
+  tool_use_id: string;
+  content: unknown;
+}
+
+export type AnthropicResponseBlock =
+  | (AnthropicTextBlock & { citations?: unknown[] | null })
+  | AnthropicToolUseBlock
+  | AnthropicThinkingBlock
+  | AnthropicServerToolUseBlock
+  | AnthropicWebSearchToolResultBlock;
 
 export interface AnthropicResponse {
   id: string;
@@ -125,7 +173,8 @@ export type AnthropicStreamEvent =
         | { type: 'text_delta'; text: string }
         | { type: 'input_json_delta'; partial_json: string }
         | { type: 'thinking_delta'; thinking: string }
-        | { type: 'signature_delta'; signature: string };
+        | { type: 'signature_delta'; signature: string }
+        | { type: 'citations_delta'; citation: unknown };
     }
   | { type: 'content_block_stop'; index: number }
   | { type: 'message_delta'; delta: { stop_reason: string | null; stop_sequence?: string | null }; usage: AnthropicUsage }

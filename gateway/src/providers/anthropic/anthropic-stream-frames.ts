@@ -11,6 +11,7 @@ import { sseEvents } from '../shared/sse-events.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-api.js';
 import { anthropicPromptUsage, mergeAnthropicPromptCounts } from './convert-anthropic-usage.js';
+import { isServerToolBlock, textAfterServerTool } from './convert-anthropic-response.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
 
 export interface AnthropicStreamOptions {
@@ -35,7 +36,17 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
   let promptCounts: AnthropicUsage = {};
   let completion = 0;
   let stopped = false;
+  // The text streamed so far ends with this (for the paragraph break after a server tool: web search, ...).
+  let lastText = '';
+  let afterServerTool = false;
   const open = (id?: string, model?: string) => (writer ??= new ChunkWriter(completionId(id, o.requestId), model ?? o.model, o.meter));
+  const text = (piece: string): string => {
+    if (!piece) return open().text(piece);
+    const out = afterServerTool ? textAfterServerTool(lastText, piece) + piece : piece;
+    afterServerTool = false;
+    lastText = out;
+    return open().text(out);
+  };
 
   for await (const sse of sseEvents(o.body)) {
     const event = JSON.parse(sse.data) as AnthropicStreamEvent;
@@ -53,13 +64,16 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
           tools.set(event.index, tool);
           yield open().toolCallStart(tool.index, block.id, block.name);
         } else if (block.type === 'text' && block.text) {
-          yield open().text(block.text);
+          yield text(block.text);
+        } else if (isServerToolBlock(block.type)) {
+          // Anthropic runs it (web search, ...): its call, input and results are not for the client; citations_delta neither.
+          afterServerTool = true;
         }
         break;
       }
       case 'content_block_delta': {
         const delta = event.delta;
-        if (delta.type === 'text_delta') yield open().text(delta.text);
+        if (delta.type === 'text_delta') yield text(delta.text);
         else if (delta.type === 'input_json_delta' && delta.partial_json) {
           const tool = tools.get(event.index);
           if (!tool) break;

@@ -7,11 +7,32 @@ import type { AnthropicResponse } from './anthropic-api.js';
 import { anthropicPromptUsage } from './convert-anthropic-usage.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
 
+/**
+ * Blocks of a tool Anthropic ran itself (server_tool_use, web_search_tool_result, ...): not calls for the client. The
+ * text around them is one answer; a search between two pieces of text separates them as paragraphs.
+ */
+export function isServerToolBlock(type: string): boolean {
+  return type === 'server_tool_use' || type.endsWith('_tool_result');
+}
+
+/** What goes between text written before a server tool ran and text written after it. */
+export function textAfterServerTool(before: string, next: string): string {
+  return before === '' || next === '' || /\s$/.test(before) || /^\s/.test(next) ? '' : '\n\n';
+}
+
 export function convertAnthropicResponse(response: AnthropicResponse, requestId: string): { body: OpenAIChatCompletion; usage: Usage } {
   let text = '';
+  let afterServerTool = false;
   const toolCalls: OpenAIToolCall[] = [];
   for (const block of response.content) {
-    if (block.type === 'text') text += block.text;
+    // Thinking is left out; citations of a text block are dropped with the search results they point into.
+    if (block.type === 'text') {
+      if (afterServerTool && block.text) {
+        text += textAfterServerTool(text, block.text);
+        afterServerTool = false;
+      }
+      text += block.text;
+    } else if (isServerToolBlock(block.type)) afterServerTool = true;
     else if (block.type === 'tool_use') {
       toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
     }

@@ -7,6 +7,23 @@ import { type Breakpoint, checkBreakpointCount, checkTtlOrder } from './cache-co
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { prepareAnthropicTools } from './prepare-anthropic-tools.js';
 
+type PreparedTools = ReturnType<typeof prepareAnthropicTools>;
+
+/**
+ * Anthropic refuses tool_use and tool_result blocks in a request that defines no tools. A conversation with earlier tool
+ * calls sent without tools (Codex's compaction request) declares the tools it called, and may call none of them.
+ */
+function declareCalledTools(tools: PreparedTools, messages: AnthropicRequest['messages']): PreparedTools {
+  if (tools.tools?.length) return tools;
+  const called = new Set<string>();
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const block of m.content) if (block.type === 'tool_use') called.add(block.name);
+  }
+  if (called.size === 0) return tools;
+  return { ...tools, tools: [...called].map((name) => ({ name, input_schema: { type: 'object' as const } })), tool_choice: { type: 'none' } };
+}
+
 export function convertToAnthropicRequest(
   provider: string,
   model: string,
@@ -18,7 +35,7 @@ export function convertToAnthropicRequest(
     throw new AgentgwError('validation_failed', `Provider "${provider}" returns one choice per request; send n = 1.`, { param: 'n' });
   }
   const { system, messages, breakpoints } = convertToAnthropicMessages(provider, body.messages);
-  const tools = prepareAnthropicTools(body);
+  const tools = declareCalledTools(prepareAnthropicTools(provider, body), messages);
   // Anthropic reads the prompt as tools, then system, then messages; tools map one to one to the client's.
   const toolBreakpoints = (tools.tools ?? []).flatMap((tool, k): Breakpoint[] =>
     tool.cache_control ? [{ param: `tools[${k}].cache_control`, ttl: tool.cache_control.ttl }] : [],

@@ -26,7 +26,11 @@ export function convertToGeminiRequest(provider: string, body: OpenAIChatRequest
   }
   if (Object.keys(config).length > 0) request.generationConfig = config;
 
-  if (body.tools?.length) {
+  if (!body.tools?.length) {
+    // Google Search grounding (Gemini 2.x cannot combine it with function declarations: it is sent only without them).
+    // search_context_size and user_location have no counterpart; the answer's groundingMetadata is not carried back.
+    if (body.web_search_options && body.tool_choice !== 'none') request.tools = [{ googleSearch: {} }];
+  } else {
     request.tools = [
       {
         functionDeclarations: body.tools.map((tool) => ({

@@ -24,6 +24,9 @@ export interface GeminiFunctionDeclaration {
   parametersJsonSchema?: Record<string, unknown>;
 }
 
+/** One entry of tools: the client's functions, or Google Search grounding (Gemini runs the searches itself). */
+export type GeminiTool = { functionDeclarations: GeminiFunctionDeclaration[] } | { googleSearch: Record<string, never> };
+
 export interface GeminiGenerationConfig {
   temperature?: number;
   topP?: number;
@@ -41,7 +44,7 @@ export interface GeminiRequest {
   contents: GeminiContent[];
   systemInstruction?: { parts: Array<{ text: string }> };
   generationConfig?: GeminiGenerationConfig;
-  tools?: Array<{ functionDeclarations: GeminiFunctionDeclaration[] }>;
+  tools?: GeminiTool[];
   toolConfig?: { functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] } };
 }
 

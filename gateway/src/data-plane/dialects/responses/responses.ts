@@ -35,6 +35,8 @@ export function chatRequestFor(t: PricedTarget, body: ResponsesRequest): Respons
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
     reasons: REASONING_MODEL.test(t.model),
+    // Web search runs on the target's own search where it has one (Gemini's cannot be combined with function tools).
+    webSearch: type === 'anthropic' ? true : type === 'gemini' ? 'without-client-tools' : false,
   });
 }
 
@@ -57,7 +59,9 @@ interface Turn {
 
 export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
   const ctx = ex.ctx;
-  const parsed = parseBody(ResponsesRequest, rawBody);
+  parseBody(ResponsesRequest, rawBody);
+  // Validated, then forwarded as received: the schema has no defaults or transforms, and its output reorders keys.
+  const parsed = rawBody as ResponsesRequest;
   ctx.stream = parsed.stream === true;
   ctx.endpoint = 'responses';
   const body = await withConversation(dp, ctx, parsed);
@@ -139,6 +143,8 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
   await dp.settle(a, ctx, cost, usage);
 }
 
+const NO_PREVIOUS = '"previous_response_id":null';
+
 /** Where a terminal event (`response.completed|incomplete|failed`) starts in a run of frames, or -1. */
 function terminalAt(text: string): number {
   for (const type of ['"type":"response.completed"', '"type":"response.incomplete"', '"type":"response.failed"']) {
@@ -171,6 +177,8 @@ class NativeStream implements FrameSource {
       let text = rest ? first + rest : first;
       if (this.upstreamId === null) this.upstreamId = /"id":"(resp_[^"]+)"/.exec(text)?.[1] ?? null;
       if (this.upstreamId !== null && text.includes(this.upstreamId)) text = text.replaceAll(this.upstreamId, this.turn.id);
+      // The upstream saw the whole conversation, not the client's previous_response_id: its response objects say null.
+      if (this.turn.previous !== null && text.includes(NO_PREVIOUS)) text = text.replaceAll(NO_PREVIOUS, `"previous_response_id":${JSON.stringify(this.turn.previous)}`);
       for (let at = text.indexOf('\n\n'); at !== -1; at = text.indexOf('\n\n', at + 2)) this.events++;
       if (this.held) {
         this.held += text;
