@@ -1,6 +1,6 @@
 // The real Codex CLI (@openai/codex 0.169, `codex exec --json`, headless, offline) through agentgw's POST /v1/responses,
 // on an OpenAI-format upstream (native: Codex's body goes on as sent, only `model` changed) and on an Anthropic-format
-// upstream (translated through Chat Completions: exec_command & co. become Anthropic tools, web_search is left out).
+// upstream (translated through Chat Completions: exec_command & co. become Anthropic tools, web_search Anthropic's own).
 // A multi-step tool-using task (create a file with exec_command, read it back, answer) runs to completion as one trace
 // (Codex's session-id) billed at the configured prices into the agent's budget; a budget spent mid-run stops it.
 //
@@ -414,12 +414,12 @@ describe.each(CASES)('Codex through agentgw, $name', (c) => {
           for (const x of proxied) expect(x.responseHeaders['x-agentgw-dropped-tools']).toBeUndefined();
           console.info(`[codex native] codex key order ${Object.keys(codexBodies[0]).join(',')}; upstream key order ${Object.keys(bodies[0]).join(',')}`);
         } else {
-          // Codex's client tools as Anthropic tools; built-in web_search (and tool_search) left out and named.
+          // Codex's client tools as Anthropic tools, web_search as Anthropic's own web search; tool_search left out and named.
           for (const b of bodies) {
             const names = (b.tools as any[]).map((t) => t.name);
             expect(names).toEqual(expect.arrayContaining(['exec_command', 'write_stdin', 'apply_patch', 'view_image']));
-            expect(names).not.toContain('web_search');
-            for (const t of b.tools as any[]) {
+            expect((b.tools as any[]).filter((t) => t.name === 'web_search')).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+            for (const t of (b.tools as any[]).filter((x) => x.name !== 'web_search')) {
               expect(t.type === undefined || t.type === 'custom', `tool ${t.name} type ${t.type}`).toBe(true);
               expect(t.input_schema?.type).toBe('object');
             }
@@ -429,7 +429,7 @@ describe.each(CASES)('Codex through agentgw, $name', (c) => {
           }
           for (const x of proxied) {
             const dropped = String(x.responseHeaders['x-agentgw-dropped-tools'] ?? '').split(/,\s*/);
-            expect(dropped).toContain('web_search');
+            expect(dropped).toEqual(['tool_search']);
           }
           // tool_use -> Codex runs it -> tool_result, twice.
           const results = (b: any) => b.messages.flatMap((m: any) => (m.role === 'user' && Array.isArray(m.content) ? m.content.filter((x: any) => x.type === 'tool_result') : []));
