@@ -11,7 +11,8 @@ const InputItem = z.looseObject({
   role: z.enum(['user', 'assistant', 'system', 'developer']).optional(),
 });
 
-const Tool = z.looseObject({ type: z.string().min(1).max(128) });
+// Tool types are OpenAI's identifiers (function, custom, web_search_2025_08_26, ...); dropped ones are named in a header.
+const Tool = z.looseObject({ type: z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'must be a tool type such as "function", "custom" or "web_search"') });
 
 export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,200}$/;
 

@@ -22,6 +22,13 @@ export interface Relayed {
   ttftMs: number | null;
 }
 
+/** Sends the status line and headers of a stream: from here on failures are told in the stream, and what it carries is billed. */
+export function startEventStream(ex: Exchange, extra?: Record<string, string>): void {
+  const headers = ['content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'x-request-id', ex.ctx.requestId, 'x-agent-trace-id', ex.ctx.traceId];
+  if (extra) for (const k in extra) headers.push(k, extra[k]!);
+  ex.res.writeHead(200, headers);
+}
+
 /** Writes every frame of `source` to the client (the status line is already sent); failures are returned, not thrown. */
 export async function relayFrames(ex: Exchange, abort: ClientAbort, source: FrameSource): Promise<Relayed> {
   const out = new SseWriter(ex.res, abort);

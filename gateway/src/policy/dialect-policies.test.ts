@@ -1,5 +1,7 @@
 // One policy suite, run against every dialect: Chat Completions, Anthropic Messages native (to an Anthropic upstream) and
-// Anthropic Messages translated (to an OpenAI-format upstream). Each case gets its own agent, policy and trace.
+// Anthropic Messages translated (to an OpenAI-format upstream), OpenAI Responses translated (to the OpenAI-format upstream
+// through an openai-compatible provider, and to the Anthropic upstream) and native (to a Responses upstream as an `openai`
+// provider). Each case gets its own agent, policy and trace.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { RFC3339, type TraceDetail, expectSentence } from '../test-support/admin-api.js';
@@ -7,9 +9,16 @@ import { type Answer, type Ask, type Dialect, dialects, expectedErrorType, send 
 import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 import { type ScriptedAnthropic, startScriptedAnthropic, textReply } from '../test-support/scripted-anthropic.js';
+import { type ScriptedResponses, lastUserText, startScriptedResponses, textResponse } from '../test-support/scripted-responses.js';
 
 const OPENAI_MODEL = 'openai/gpt-4o-mini';
 const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-5';
+/** The OpenAI-format upstream again, behind a provider without a Responses API: Responses requests are translated. */
+const CHAT_ONLY_MODEL = 'compat/gpt-4o-mini';
+/** A Responses upstream behind an `openai` provider: Responses requests go native. */
+const RESPONSES_MODEL = 'oairesp/gpt-4.1';
+/** The native Responses upstream answers this with an email address (for PII in a stored assistant turn). */
+const SAY_AN_EMAIL = 'say an email address';
 /** USD per million tokens. Output dominates, so an output limit that fits `usd` is about usd / OUTPUT_PRICE * 1e6. */
 const INPUT_PRICE = 0.1;
 const OUTPUT_PRICE = 10;
@@ -19,6 +28,7 @@ const PROMPT_SLACK_TOKENS = Math.ceil((2_000 * INPUT_PRICE) / OUTPUT_PRICE);
 let gw: TestGateway;
 let openai: FakeOpenAI;
 let anthropic: ScriptedAnthropic;
+let responsesUpstream: ScriptedResponses;
 let admin: ReturnType<typeof adminClient>;
 let table: Dialect[] = [];
 let n = 0;
@@ -26,15 +36,20 @@ let n = 0;
 beforeAll(async () => {
   openai = await startFakeOpenAI();
   anthropic = await startScriptedAnthropic(() => textReply('fine, thanks'));
+  responsesUpstream = await startScriptedResponses((body) => textResponse(lastUserText(body).includes(SAY_AN_EMAIL) ? 'write to jane.doe@example.com' : 'fine, thanks'));
   gw = await startTestGateway({
     config: {
       providers: {
         openai: { type: 'openai', base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
         anthropic: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-upstream' },
+        compat: { type: 'openai-compatible', base_url: `${openai.url}/v1`, api_key: 'sk-compat-upstream' },
+        oairesp: { type: 'openai', base_url: responsesUpstream.url, api_key: 'sk-responses-upstream' },
       },
       prices: {
         [OPENAI_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
         [ANTHROPIC_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
+        [CHAT_ONLY_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
+        [RESPONSES_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
       },
     },
   });
@@ -43,16 +58,33 @@ beforeAll(async () => {
   await admin.tenant('other');
   await admin.policy('foreign-policy', { tenant_id: 'other' });
   await admin.policy('global-allows-nothing', { allowed_models: [] });
-  await admin.policy('global-allows-all', { allowed_models: ['openai/*', 'anthropic/*'] });
-  table = dialects({ openai, anthropic, openaiModel: OPENAI_MODEL, anthropicModel: ANTHROPIC_MODEL });
+  await admin.policy('global-allows-all', { allowed_models: ['openai/*', 'anthropic/*', 'compat/*', 'oairesp/*'] });
+  table = dialects({
+    openai,
+    anthropic,
+    openaiModel: OPENAI_MODEL,
+    anthropicModel: ANTHROPIC_MODEL,
+    chatOnlyModel: CHAT_ONLY_MODEL,
+    responses: responsesUpstream,
+    responsesModel: RESPONSES_MODEL,
+  });
 });
 afterAll(async () => {
   await gw?.close();
   await openai?.close();
   await anthropic?.close();
+  await responsesUpstream?.close();
 });
 
-const DIALECTS = ['chat completions', 'messages native', 'messages translated'] as const;
+const DIALECTS = [
+  'chat completions',
+  'messages native',
+  'messages translated',
+  'responses translated',
+  'responses translated to anthropic',
+  'responses native',
+] as const;
+const RESPONSES_DIALECTS = ['responses translated', 'responses translated to anthropic', 'responses native'] as const;
 const STREAMS = [false, true] as const;
 
 function dialect(name: string): Dialect {
@@ -79,12 +111,12 @@ function expectServed(d: Dialect, res: Answer, stream: boolean): void {
   expect(res.status, res.text).toBe(200);
   if (stream) {
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    expect(res.text).toContain(d.errorShape === 'anthropic' ? 'event: message_stop' : 'data: [DONE]');
+    expect(res.text).toContain(d.served.streamEnd);
     expect(res.text).not.toContain('event: error');
+    expect(res.text).not.toContain('response.failed');
   } else {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    if (d.errorShape === 'anthropic') expect(res.json).toMatchObject({ type: 'message', role: 'assistant' });
-    else expect(res.json).toMatchObject({ object: 'chat.completion' });
+    expect(res.json).toMatchObject(d.served.json);
   }
 }
 
@@ -137,7 +169,7 @@ describe.each(DIALECTS)('%s: every policy case', (name) => {
       const res = await ask(d, key);
       expectRefused(d, res, 401, 'invalid_api_key');
     }
-    // Both auth headers work on /messages; chat takes Bearer.
+    // Both auth headers work on /messages; chat and responses take Bearer.
     const { key } = await agentWith({});
     const viaBearer = await send(gw.url, d, d.body({}), { key, bearer: true });
     expectServed(d, viaBearer, false);
@@ -225,7 +257,7 @@ describe.each(DIALECTS)('%s: every policy case', (name) => {
     expectRefused(d, await ask(d, phonesOnly.key, { text: 'call +1 415 555 0123 now' }), 403, 'pii_detected');
   });
 
-  test('the end user id that travels upstream (chat `user`, messages `metadata.user_id`) is read as user input', async () => {
+  test('the end user id that travels upstream (chat `user`, messages `metadata.user_id`, responses `safety_identifier`) is read as user input', async () => {
     const d = dialect(name);
     const block = await agentWith({ rules: { pii: 'block' } });
     expectRefused(d, await ask(d, block.key, { endUser: 'jane.doe@example.com' }), 403, 'pii_detected');
@@ -578,14 +610,17 @@ describe('messages: clamping and PII with what only Messages has', () => {
 
 describe('one agent across dialects: its counters are shared', () => {
   test('rpm, retry_block scope and the trace budget count requests of every dialect', async () => {
-    const { key } = await agentWith({ rules: { rpm: 3 } });
+    const { key } = await agentWith({ rules: { rpm: DIALECTS.length } });
     const headers = { 'X-Agent-Trace-Id': traceId('cross') };
     for (const name of DIALECTS) expectServed(dialect(name), await ask(dialect(name), key, {}, headers), false);
-    const res = await ask(dialect('chat completions'), key, {}, headers);
-    expectRefused(dialect('chat completions'), res, 429, 'rpm_exceeded');
+    let last: Answer | undefined;
+    for (const name of ['chat completions', 'responses native']) {
+      last = await ask(dialect(name), key, {}, headers);
+      expectRefused(dialect(name), last, 429, 'rpm_exceeded');
+    }
     // One trace, three endpoints.
-    const trace = await traceOf(res);
-    expect(trace.requests.map((r) => r.endpoint)).toEqual(['chat.completions', 'messages', 'messages', 'chat.completions']);
+    const trace = await traceOf(last!);
+    expect(trace.requests.map((r) => r.endpoint)).toEqual([...DIALECTS.map((name) => dialect(name).endpoint), 'chat.completions', 'responses']);
   });
 
   test('the daily budget spent on one dialect is what is left for another', async () => {
@@ -612,5 +647,128 @@ describe('messages: ?beta=true (Claude Code) gets the same policies', () => {
     expect(d.upstream.maxTokens(sent)).toBe(Number(res.headers.get('x-agentgw-clamped-max-tokens')));
     const refused = await send(gw.url, d, d.body({ maxTokens: 100_000 }), { key, query: '?beta=true', headers: { 'X-Agent-Policy': 'foreign-policy' } });
     expectRefused(d, refused, 403, 'policy_not_permitted');
+  });
+});
+
+describe('responses: what only Responses has', () => {
+  /** Asks, expects it served and stored, and returns the response id. */
+  async function turn(d: Dialect, key: string, a: Ask, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<string> {
+    const res = await send(gw.url, d, { ...d.body(a), ...extra }, { key, headers });
+    expectServed(d, res, a.stream === true);
+    const id = a.stream ? /"id":"(resp_[^"]+)"/.exec(res.text)?.[1] : res.json.id;
+    expect(id).toMatch(/^resp_/);
+    return id!;
+  }
+
+  test.each(RESPONSES_DIALECTS)('%s: a conversation stored redacted continues redacted, whoever reads it next', async (name) => {
+    const d = dialect(name);
+    const { key } = await agentWith({ rules: { pii: 'redact' } });
+    const first = await turn(d, key, { toolResult: 'customer 42: jane.doe@example.com', text: 'summarise' });
+    for (const stream of STREAMS) {
+      await turn(d, key, { stream, text: 'and now?' }, { previous_response_id: first });
+      const sent = JSON.stringify(d.upstream.last());
+      expect(sent).not.toContain('jane.doe');
+      expect(sent).toContain('customer 42: [REDACTED:EMAIL]');
+      expect(sent).toContain('and now?');
+    }
+  });
+
+  test.each(STREAMS)('native: PII the model said is read in the next turn when the scope names assistant (stream %s)', async (stream) => {
+    const d = dialect('responses native');
+    const block = await agentWith({ rules: { pii: 'block', pii_scope: ['user', 'assistant'] } });
+    const first = await turn(d, block.key, { stream, text: SAY_AN_EMAIL });
+    const before = d.upstream.count();
+    const res = await send(gw.url, d, { ...d.body({ stream, text: 'thanks' }), previous_response_id: first }, { key: block.key });
+    expectRefused(d, res, 403, 'pii_detected');
+    expect(res.text).not.toContain('jane.doe');
+    expect(d.upstream.count()).toBe(before);
+
+    const redact = await agentWith({ rules: { pii: 'redact', pii_scope: ['user', 'assistant'] } });
+    const said = await turn(d, redact.key, { stream, text: SAY_AN_EMAIL });
+    await turn(d, redact.key, { stream, text: 'thanks' }, { previous_response_id: said });
+    const sent = JSON.stringify(d.upstream.last());
+    expect(sent).not.toContain('jane.doe');
+    expect(sent).toContain('write to [REDACTED:EMAIL]');
+
+    // Out of scope, the stored answer goes on as said.
+    const userOnly = await agentWith({ rules: { pii: 'block' } });
+    const plain = await turn(d, userOnly.key, { stream, text: SAY_AN_EMAIL });
+    await turn(d, userOnly.key, { stream, text: 'thanks' }, { previous_response_id: plain });
+    expect(JSON.stringify(d.upstream.last())).toContain('jane.doe@example.com');
+  });
+
+  test.each(RESPONSES_DIALECTS)("%s: another agent's previous_response_id is 400 validation_failed naming it, nothing sent upstream", async (name) => {
+    const d = dialect(name);
+    const owner = await agentWith({});
+    const id = await turn(d, owner.key, {});
+    const other = await agentWith({});
+    const before = d.upstream.count();
+    for (const stream of STREAMS) {
+      const res = await send(gw.url, d, { ...d.body({ stream }), previous_response_id: id }, { key: other.key });
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error).toMatchObject({ type: 'invalid_request_error', code: 'validation_failed', param: 'previous_response_id' });
+      expectSentence(res.json.error.message);
+    }
+    expect(d.upstream.count()).toBe(before);
+  });
+
+  test.each(RESPONSES_DIALECTS)('%s: the stored conversation counts in the worst case of the next turn', async (name) => {
+    const d = dialect(name);
+    const { key, policyId } = await agentWith({});
+    // At least 27,000 prompt tokens: over $0.0027 at $0.10 per million, where a short turn costs under $0.0002.
+    const long = 'lorem ipsum dolor sit amet '.repeat(4_000);
+    const first = await turn(d, key, { text: long, maxTokens: 16 });
+    await admin.policy(policyId, { tenant_id: 'acme', rules: { max_cost_per_request: 0.001 } });
+    expectRefused(d, await ask(d, key, { text: long, maxTokens: 16 }), 403, 'cost_cap_exceeded');
+    expectServed(d, await ask(d, key, { text: 'short', maxTokens: 16 }), false);
+    const before = d.upstream.count();
+    for (const stream of STREAMS) {
+      // The long text comes back only through previous_response_id: the cap still sees it.
+      const res = await send(gw.url, d, { ...d.body({ stream, text: 'short', maxTokens: 16 }), previous_response_id: first }, { key });
+      expectRefused(d, res, 403, 'cost_cap_exceeded');
+    }
+    expect(d.upstream.count()).toBe(before);
+  });
+
+  test.each(RESPONSES_DIALECTS)('%s: no max_output_tokens: the model maximum is clamped, and the upstream gets the clamped limit', async (name) => {
+    const d = dialect(name);
+    const { key } = await agentWith({ rules: { max_cost_per_request: 0.01, clamp_output: true } });
+    for (const stream of STREAMS) {
+      const body = d.body({ stream });
+      delete body.max_output_tokens;
+      const res = await send(gw.url, d, body, { key });
+      expectServed(d, res, stream);
+      const clamped = Number(res.headers.get('x-agentgw-clamped-max-tokens'));
+      expectClampedTo(clamped, 0.01);
+      expect(d.upstream.maxTokens(d.upstream.last())).toBe(clamped);
+    }
+  });
+
+  test.each(RESPONSES_DIALECTS)('%s: a function_call_output whose output is input_text parts is read and redacted too', async (name) => {
+    const d = dialect(name);
+    const body = d.body({ toolResult: 'x', text: 'summarise' }) as { input: Array<Record<string, unknown>> };
+    body.input[2]!.output = [{ type: 'input_text', text: 'customer 42: jane.doe@example.com' }];
+    const block = await agentWith({ rules: { pii: 'block' } });
+    const before = d.upstream.count();
+    expectRefused(d, await send(gw.url, d, body, { key: block.key }), 403, 'pii_detected');
+    expect(d.upstream.count()).toBe(before);
+    const redact = await agentWith({ rules: { pii: 'redact' } });
+    expectServed(d, await send(gw.url, d, body, { key: redact.key }), false);
+    const sent = JSON.stringify(d.upstream.last());
+    expect(sent).not.toContain('jane.doe');
+    expect(sent).toContain('customer 42: [REDACTED:EMAIL]');
+  });
+
+  test.each(RESPONSES_DIALECTS)('%s: instructions and a developer message are both the system part', async (name) => {
+    const d = dialect(name);
+    const body = d.body({ assistantText: 'ok' }) as { input: unknown[] };
+    body.input.unshift({ role: 'developer', content: [{ type: 'input_text', text: 'Escalate to jane.doe@example.com.' }] });
+    const outOfScope = await agentWith({ rules: { pii: 'block' } });
+    expectServed(d, await send(gw.url, d, body, { key: outOfScope.key }), false);
+    const inScope = await agentWith({ rules: { pii: 'block', pii_scope: ['system'] } });
+    expectRefused(d, await send(gw.url, d, body, { key: inScope.key }), 403, 'pii_detected');
+    const redact = await agentWith({ rules: { pii: 'redact', pii_scope: ['system'] } });
+    expectServed(d, await send(gw.url, d, body, { key: redact.key }), false);
+    expect(JSON.stringify(d.upstream.last())).not.toContain('jane.doe');
   });
 });

@@ -2,6 +2,7 @@
 // request, send it, read an error's code from the body, and read what the upstream received.
 import type { FakeOpenAI } from './fake-openai.js';
 import type { ScriptedAnthropic } from './scripted-anthropic.js';
+import type { ScriptedResponses } from './scripted-responses.js';
 
 /** What a case asks for, in any dialect's words. */
 export interface Ask {
@@ -9,20 +10,26 @@ export interface Ask {
   model?: string;
   /** The user's text (default "hello"). */
   text?: string;
-  /** The output limit (Chat: max_completion_tokens, or max_tokens with `legacyMaxTokens`; Messages: max_tokens). Default 64. */
+  /**
+   * The output limit (Chat: max_completion_tokens, or max_tokens with `legacyMaxTokens`; Messages: max_tokens; Responses:
+   * max_output_tokens). Default 64.
+   */
   maxTokens?: number;
   /** Chat only: write the older max_tokens field instead of max_completion_tokens. */
   legacyMaxTokens?: boolean;
   stream?: boolean;
-  /** A tool result carrying this text before the user's text (Chat: a tool message; Messages: a tool_result block). */
+  /**
+   * A tool result carrying this text before the user's text (Chat: a tool message; Messages: a tool_result block;
+   * Responses: a function_call_output item).
+   */
   toolResult?: string;
-  /** A system prompt (Chat: a leading system message; Messages: `system`). */
+  /** A system prompt (Chat: a leading system message; Messages: `system`; Responses: `instructions`). */
   system?: string;
   /** An earlier assistant turn before the user's text. */
   assistantText?: string;
   /** The description of the one tool offered (offered whenever toolResult or this is set). */
   toolDescription?: string;
-  /** The end user's id (Chat: `user`; Messages: `metadata.user_id`). */
+  /** The end user's id (Chat: `user`; Messages: `metadata.user_id`; Responses: `safety_identifier`). */
   endUser?: string;
 }
 
@@ -68,10 +75,12 @@ export interface Dialect {
   /** A name for test titles. */
   name: string;
   /** The trace step's `endpoint`. */
-  endpoint: 'chat.completions' | 'messages';
+  endpoint: 'chat.completions' | 'messages' | 'responses';
   path: string;
   errorShape: ErrorShape;
   model: string;
+  /** What a served answer looks like: fields of its JSON body, and a line every served stream carries near its end. */
+  served: { json: Record<string, unknown>; streamEnd: string };
   body(ask: Ask): Record<string, unknown>;
   headers(opts: SendOptions): Record<string, string>;
   /** The error in a body of this dialect, or null when the body is not this dialect's error shape. */
@@ -180,6 +189,34 @@ function messagesBody(model: string, ask: Ask): Record<string, unknown> {
   };
 }
 
+/**
+ * A Responses request: the user's text alone is a string `input`; with earlier turns or a tool result, `input` is a list of
+ * items (messages with content parts, a function_call and its function_call_output).
+ */
+function responsesBody(model: string, ask: Ask): Record<string, unknown> {
+  const items: unknown[] = [];
+  if (ask.assistantText !== undefined) {
+    items.push({ role: 'user', content: 'hi' }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: ask.assistantText, annotations: [] }] });
+  }
+  if (ask.toolResult !== undefined) {
+    items.push(
+      { role: 'user', content: 'look the customer up' },
+      { type: 'function_call', call_id: TOOL_ID, name: 'lookup', arguments: '{"id":"42"}' },
+      { type: 'function_call_output', call_id: TOOL_ID, output: ask.toolResult },
+    );
+  }
+  const text = ask.text ?? 'hello';
+  return {
+    model: ask.model ?? model,
+    ...(ask.system !== undefined ? { instructions: ask.system } : {}),
+    input: items.length === 0 ? text : [...items, { role: 'user', content: [{ type: 'input_text', text }] }],
+    max_output_tokens: ask.maxTokens ?? 64,
+    ...(offersTool(ask) ? { tools: [{ type: 'function', name: 'lookup', ...toolDescription(ask), parameters: { type: 'object', properties: { id: { type: 'string' } } } }] } : {}),
+    ...(ask.endUser !== undefined ? { safety_identifier: ask.endUser } : {}),
+    ...(ask.stream ? { stream: true } : {}),
+  };
+}
+
 function fakeOpenAIView(upstream: FakeOpenAI): UpstreamView {
   const calls = () => upstream.requests.filter((r) => r.url.endsWith('/chat/completions'));
   return {
@@ -197,6 +234,14 @@ function scriptedAnthropicView(upstream: ScriptedAnthropic): UpstreamView {
   };
 }
 
+function scriptedResponsesView(upstream: ScriptedResponses): UpstreamView {
+  return {
+    count: () => upstream.responseRequests.length,
+    last: () => upstream.responseRequests.at(-1)?.body,
+    maxTokens: (body) => body?.max_output_tokens,
+  };
+}
+
 const bearer = (key: string | null): Record<string, string> => (key === null ? {} : { authorization: `Bearer ${key}` });
 
 export interface DialectUpstreams {
@@ -208,14 +253,39 @@ export interface DialectUpstreams {
   openaiModel: string;
   /** `provider/model` served by the Anthropic upstream. */
   anthropicModel: string;
+  /**
+   * `provider/model` served by the OpenAI-format upstream through a provider without a Responses API (openai-compatible),
+   * so that Responses requests to it are translated to Chat Completions. Adds "responses translated".
+   */
+  chatOnlyModel?: string;
+  /** A Responses upstream, configured as an `openai` provider serving `responsesModel`. Adds "responses native". */
+  responses?: ScriptedResponses;
+  responsesModel?: string;
 }
+
+const OPENAI_SERVED = { json: { object: 'chat.completion' }, streamEnd: 'data: [DONE]' };
+const ANTHROPIC_SERVED = { json: { type: 'message', role: 'assistant' }, streamEnd: 'event: message_stop' };
+const RESPONSES_SERVED = { json: { object: 'response', status: 'completed' }, streamEnd: 'event: response.completed' };
 
 /**
  * Chat Completions, Anthropic Messages native (to an Anthropic upstream) and Anthropic Messages translated (to an
- * OpenAI-format upstream).
+ * OpenAI-format upstream); OpenAI Responses translated to the Anthropic upstream, and, when given their upstreams,
+ * Responses translated to chat on the OpenAI-format upstream and Responses native to a Responses upstream.
  */
 export function dialects(u: DialectUpstreams): Dialect[] {
   const openaiView = fakeOpenAIView(u.openai);
+  const responses = (name: string, model: string, upstream: UpstreamView): Dialect => ({
+    name,
+    endpoint: 'responses',
+    path: '/v1/responses',
+    errorShape: 'openai',
+    model,
+    served: RESPONSES_SERVED,
+    body: (ask) => responsesBody(model, ask),
+    headers: (o) => bearer(o.key),
+    error: openaiError,
+    upstream,
+  });
   return [
     {
       name: 'chat completions',
@@ -223,6 +293,7 @@ export function dialects(u: DialectUpstreams): Dialect[] {
       path: '/v1/chat/completions',
       errorShape: 'openai',
       model: u.openaiModel,
+      served: OPENAI_SERVED,
       body: (ask) => chatBody(u.openaiModel, ask),
       headers: (o) => bearer(o.key),
       error: openaiError,
@@ -234,6 +305,7 @@ export function dialects(u: DialectUpstreams): Dialect[] {
       path: '/v1/messages',
       errorShape: 'anthropic',
       model: u.anthropicModel,
+      served: ANTHROPIC_SERVED,
       body: (ask) => messagesBody(u.anthropicModel, ask),
       headers: (o) => (o.bearer || o.key === null ? bearer(o.key) : { 'x-api-key': o.key, 'anthropic-version': '2023-06-01' }),
       error: anthropicError,
@@ -245,11 +317,15 @@ export function dialects(u: DialectUpstreams): Dialect[] {
       path: '/v1/messages',
       errorShape: 'anthropic',
       model: u.openaiModel,
+      served: ANTHROPIC_SERVED,
       body: (ask) => messagesBody(u.openaiModel, ask),
       headers: (o) => (o.bearer || o.key === null ? bearer(o.key) : { 'x-api-key': o.key, 'anthropic-version': '2023-06-01' }),
       error: anthropicError,
       upstream: openaiView,
     },
+    ...(u.chatOnlyModel !== undefined ? [responses('responses translated', u.chatOnlyModel, openaiView)] : []),
+    responses('responses translated to anthropic', u.anthropicModel, scriptedAnthropicView(u.anthropic)),
+    ...(u.responses !== undefined && u.responsesModel !== undefined ? [responses('responses native', u.responsesModel, scriptedResponsesView(u.responses))] : []),
   ];
 }
 

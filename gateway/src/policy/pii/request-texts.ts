@@ -12,19 +12,20 @@ export const EVERY_PART: PiiScope = new Set(PII_PARTS);
 
 type Json = Record<string, unknown>;
 
-function isObject(v: unknown): v is Json {
+export function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function visitField(holder: Json, key: string, visit: TextVisitor): void {
+/** Visits the string at `holder[key]` (reported as `field`), writing back a replacement. */
+export function visitField(holder: Json, key: string, visit: TextVisitor, field = key): void {
   const value = holder[key];
   if (typeof value !== 'string') return;
-  const replaced = visit(value, key);
+  const replaced = visit(value, field);
   if (replaced !== undefined && replaced !== value) holder[key] = replaced;
 }
 
 /** `content` as a string or as an array of parts; text lives in `text` (and `refusal`) of any part. */
-function visitContent(holder: Json, key: string, visit: TextVisitor): void {
+export function visitContent(holder: Json, key: string, visit: TextVisitor): void {
   const content = holder[key];
   if (typeof content === 'string') {
     visitField(holder, key, visit);

@@ -8,7 +8,7 @@ import { ClientAbort } from '../../client-abort.js';
 import { fastValidChat } from '../../fast-validate.js';
 import { parseBody } from '../../parse-body.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
-import { recordStreamed, relayFrames } from '../../relay-stream.js';
+import { recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { chatPolicyView } from './chat-policy-view.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
@@ -67,14 +67,7 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
     throw e;
   }
   // From here on the status is sent: failures become an SSE error event, and what was streamed is billed.
-  const raw = ex.res;
-  raw.writeHead(200, [
-    'content-type', 'text/event-stream; charset=utf-8',
-    'cache-control', 'no-cache',
-    'x-request-id', ctx.requestId,
-    'x-agent-trace-id', ctx.traceId,
-    ...(a.clampedMaxTokens !== null ? ['x-agentgw-clamped-max-tokens', String(a.clampedMaxTokens)] : []),
-  ]);
+  startEventStream(ex, clampedHeader(a));
   const relayed = await relayFrames(ex, abort, stream);
   const failure = relayed.failure;
   await recordStreamed(dp, ex, a, target, stream, relayed, failure ? `data: ${JSON.stringify(failure.toBody())}\n\ndata: [DONE]\n\n` : 'data: [DONE]\n\n');

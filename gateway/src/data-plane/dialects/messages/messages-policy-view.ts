@@ -1,19 +1,10 @@
 // How the checks read an Anthropic Messages request.
 import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
-import { EVERY_PART, type PiiScope, type TextVisitor, visitStrings } from '../../../policy/pii/request-texts.js';
+import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitField, visitStrings } from '../../../policy/pii/request-texts.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 
 type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function visitField(holder: Json, key: string, visit: TextVisitor, field = key): void {
-  const value = holder[key];
-  if (typeof value !== 'string') return;
-  const replaced = visit(value, field);
-  if (replaced !== undefined && replaced !== value) holder[key] = replaced;
-}
 
 /** Text of content: a string, or blocks (text, tool results and their blocks, tool inputs, plain-text documents). */
 function visitContent(holder: Json, key: string, visit: TextVisitor): void {

@@ -13,7 +13,7 @@ import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { parseBody } from '../../parse-body.js';
-import { type FrameSource, recordStreamed, relayFrames } from '../../relay-stream.js';
+import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
 import { messagesPolicyView } from './messages-policy-view.js';
 
@@ -151,15 +151,7 @@ async function streamMessage(
     throw e;
   }
   // From here on the status is sent: failures become an error event, and what was streamed is billed.
-  const raw = ex.res;
-  const clamped = clampedHeader(a);
-  raw.writeHead(200, [
-    'content-type', 'text/event-stream; charset=utf-8',
-    'cache-control', 'no-cache',
-    'x-request-id', ctx.requestId,
-    'x-agent-trace-id', ctx.traceId,
-    ...(clamped ? Object.entries(clamped).flat() : []),
-  ]);
+  startEventStream(ex, clampedHeader(a));
   const translated = stream instanceof TranslatedStream ? stream : null;
   const relayed = await relayFrames(ex, abort, stream);
   await recordStreamed(dp, ex, a, target, stream, relayed, relayed.failure ? anthropicErrorEvent(relayed.failure) : translated ? translated.finish() : '');

@@ -1,34 +1,10 @@
 // How the checks read an OpenAI Responses request (its input already expanded with the stored conversation).
 import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
-import { EVERY_PART, type PiiScope, type TextVisitor, visitStrings } from '../../../policy/pii/request-texts.js';
+import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitContent, visitField, visitStrings } from '../../../policy/pii/request-texts.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 
 type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function visitField(holder: Json, key: string, visit: TextVisitor, field = key): void {
-  const value = holder[key];
-  if (typeof value !== 'string') return;
-  const replaced = visit(value, field);
-  if (replaced !== undefined && replaced !== value) holder[key] = replaced;
-}
-
-/** A string, or parts whose text is in `text` (input_text, output_text) or `refusal`. */
-function visitContent(holder: Json, key: string, visit: TextVisitor): void {
-  const content = holder[key];
-  if (typeof content === 'string') {
-    visitField(holder, key, visit);
-    return;
-  }
-  if (!Array.isArray(content)) return;
-  for (const part of content) {
-    if (!isObject(part)) continue;
-    visitField(part, 'text', visit);
-    visitField(part, 'refusal', visit);
-  }
-}
 
 const roleOf = (role: unknown): PiiPart => (role === 'assistant' ? 'assistant' : role === 'system' || role === 'developer' ? 'system' : 'user');
 

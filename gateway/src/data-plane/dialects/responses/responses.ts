@@ -15,7 +15,7 @@ import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { parseBody } from '../../parse-body.js';
-import { type FrameSource, recordStreamed, relayFrames } from '../../relay-stream.js';
+import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { responsesPolicyView } from './responses-policy-view.js';
 import { inputItems, keepResponse, newResponseId, withConversation } from './stored-responses.js';
 
@@ -95,10 +95,15 @@ function echoOf(turn: Turn): ResponsesEcho {
   return { ...(turn.a.body as ResponsesWire), previous_response_id: turn.previous };
 }
 
+const DROPPED_HEADER_MAX = 1024;
+
 function answerHeaders(a: Admission, dropped: string[]): Record<string, string> | undefined {
   const clamped = clampedHeader(a);
   if (dropped.length === 0) return clamped;
-  return { ...clamped, 'x-agentgw-dropped-tools': [...new Set(dropped)].join(', ') };
+  let names = [...new Set(dropped)].join(', ');
+  // A header stays small enough for every HTTP client, however many tools were left out.
+  if (names.length > DROPPED_HEADER_MAX) names = `${names.slice(0, names.lastIndexOf(', ', DROPPED_HEADER_MAX))}, ...`;
+  return { ...clamped, 'x-agentgw-dropped-tools': names };
 }
 
 /** The upstream's response as the client sees it: agentgw's id, and the previous_response_id it sent. */
@@ -272,14 +277,7 @@ async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: Cl
     throw e;
   }
   // From here on the status is sent: failures become error events, and what was streamed is billed.
-  const extra = answerHeaders(a, dropped);
-  ex.res.writeHead(200, [
-    'content-type', 'text/event-stream; charset=utf-8',
-    'cache-control', 'no-cache',
-    'x-request-id', ctx.requestId,
-    'x-agent-trace-id', ctx.traceId,
-    ...(extra ? Object.entries(extra).flat() : []),
-  ]);
+  startEventStream(ex, answerHeaders(a, dropped));
   const relayed = await relayFrames(ex, abort, stream);
   let last: string;
   let response: Json | null;

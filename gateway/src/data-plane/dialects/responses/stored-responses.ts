@@ -142,7 +142,8 @@ export async function listInputItems(dp: DataPlane, ex: Exchange, id: string, qu
   if (!q.success) {
     const issue = q.error.issues[0]!;
     const field = issue.path.join('.') || String((issue as { keys?: string[] }).keys?.[0] ?? '');
-    throw new AgentgwError('validation_failed', `Invalid query parameter ${JSON.stringify(field)}: ${issue.message}.`, { param: field || null });
+    if (!field) throw new AgentgwError('validation_failed', 'A query parameter has an empty name: send limit, order, after, before or include.', { param: 'query' });
+    throw new AgentgwError('validation_failed', `Invalid query parameter ${JSON.stringify(field)}: ${issue.message}.`, { param: field });
   }
   const stored = await ownResponse(dp, ex.ctx, id);
   if (!stored) throw notFound(id);
