@@ -1,4 +1,5 @@
-// A minimal OpenAI-format upstream for the benchmark, run as its own process so it never shares an event loop with the load.
+// A minimal upstream for the benchmark (OpenAI Chat Completions, Anthropic Messages, OpenAI Responses), run as its own
+// process so it never shares an event loop with the load.
 // Paths under /slow/ stream their first chunk at once and the rest after BENCH_SLOW_CHUNK_MS, for the time-to-first-byte run.
 import { createServer } from 'node:http';
 
@@ -50,6 +51,70 @@ const MESSAGE_EVENTS = [
   event('message_stop', {}),
 ].join('');
 
+// OpenAI's Responses format, for the native /v1/responses path: the same three words as one message item, streamed as
+// OpenAI streams it (created, in_progress, item and part added, 3 text deltas, text/part/item done, completed). As
+// OpenAI does, the response object echoes the request's tools (in created, in_progress and completed), the bulk of its
+// echo of the request: for Codex's 10 tools about 14 KB each time, which a gateway passing the stream on must carry.
+const RESPONSE_USAGE = { input_tokens: 24, input_tokens_details: { cached_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 31 };
+const responseObject = (o) => ({
+  id: 'resp_bench',
+  object: 'response',
+  created_at: 1_700_000_000,
+  status: 'completed',
+  error: null,
+  incomplete_details: null,
+  instructions: null,
+  max_output_tokens: null,
+  model: 'gpt-5.5',
+  output: [],
+  parallel_tool_calls: true,
+  previous_response_id: null,
+  reasoning: { effort: 'medium', summary: null },
+  store: false,
+  temperature: 1,
+  text: { format: { type: 'text' }, verbosity: 'low' },
+  tool_choice: 'auto',
+  tools: [],
+  top_p: 1,
+  truncation: 'disabled',
+  usage: null,
+  user: null,
+  metadata: {},
+  ...o,
+});
+const OUTPUT_TEXT = { type: 'output_text', text: 'word0 word1 word2', annotations: [], logprobs: [] };
+// An item id of its own, so the bench can tell the gateway's native path (item passed on) from a translated one.
+const OUTPUT_MESSAGE = { id: 'msg_bench_responses', type: 'message', status: 'completed', role: 'assistant', content: [OUTPUT_TEXT] };
+const NO_TOOLS = '"tools":[]';
+/** The answer split where the request's tools go: parts.join(`"tools":[...]`). */
+const RESPONSE = JSON.stringify(responseObject({ output: [OUTPUT_MESSAGE], usage: RESPONSE_USAGE })).split(NO_TOOLS);
+const RESPONSE_EVENTS = (() => {
+  const item = { item_id: OUTPUT_MESSAGE.id, output_index: 0 };
+  const part = { ...item, content_index: 0 };
+  const events = [
+    ['response.created', { response: responseObject({ status: 'in_progress' }) }],
+    ['response.in_progress', { response: responseObject({ status: 'in_progress' }) }],
+    ['response.output_item.added', { output_index: 0, item: { ...OUTPUT_MESSAGE, status: 'in_progress', content: [] } }],
+    ['response.content_part.added', { ...part, part: { ...OUTPUT_TEXT, text: '' } }],
+    ...['word0 ', 'word1 ', 'word2'].map((delta) => ['response.output_text.delta', { ...part, delta, logprobs: [] }]),
+    ['response.output_text.done', { ...part, text: OUTPUT_TEXT.text, logprobs: [] }],
+    ['response.content_part.done', { ...part, part: OUTPUT_TEXT }],
+    ['response.output_item.done', { output_index: 0, item: OUTPUT_MESSAGE }],
+    ['response.completed', { response: responseObject({ output: [OUTPUT_MESSAGE], usage: RESPONSE_USAGE }) }],
+  ];
+  return events.map(([type, o], i) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: i, ...o })}\n\n`).join('').split(NO_TOOLS);
+})();
+
+/** The request's tools as the answer echoes them (the same work whichever target forwarded the request). */
+function echoedTools(body) {
+  try {
+    const tools = JSON.parse(body).tools;
+    return Array.isArray(tools) ? `"tools":${JSON.stringify(tools)}` : NO_TOOLS;
+  } catch {
+    return NO_TOOLS;
+  }
+}
+
 const JSON_HEADERS = { 'content-type': 'application/json', 'content-length': COMPLETION.length };
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 
@@ -57,14 +122,17 @@ const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const messages = req.url.split('?')[0].endsWith('/messages');
-    if (req.method !== 'POST' || (!messages && !req.url.endsWith('/chat/completions'))) {
+    const path = req.url.split('?')[0];
+    const messages = path.endsWith('/messages');
+    const responses = path.endsWith('/responses');
+    if (req.method !== 'POST' || (!messages && !responses && !path.endsWith('/chat/completions'))) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end('{"error":{"message":"not found","type":"invalid_request_error","code":null,"param":null}}');
       return;
     }
     // A cheap look at the body instead of JSON.parse: the mock must cost the same for every target.
-    const stream = Buffer.concat(chunks).includes('"stream":true');
+    const body = Buffer.concat(chunks);
+    const stream = body.includes('"stream":true');
     if (messages) {
       if (stream) {
         res.writeHead(200, SSE_HEADERS);
@@ -72,6 +140,18 @@ const server = createServer((req, res) => {
       } else {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': MESSAGE.length });
         res.end(MESSAGE);
+      }
+      return;
+    }
+    if (responses) {
+      const tools = echoedTools(body.toString());
+      if (stream) {
+        res.writeHead(200, SSE_HEADERS);
+        res.end(RESPONSE_EVENTS.join(tools));
+      } else {
+        const answer = Buffer.from(RESPONSE.join(tools));
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+        res.end(answer);
       }
       return;
     }

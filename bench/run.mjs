@@ -8,8 +8,8 @@ import { cpuTimeMs, forkServer, killChildren, launcherLine, memoryOf, sampleMemo
 import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
 import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
 import { evaluate, renderTable } from './lib/report.mjs';
-import { SLOW_MODEL, TRACE_MODE, headersFor } from './lib/workload.mjs';
-import { AGENT_POLICY, agentBody, agentWorkloads } from './lib/agent-workload.mjs';
+import { SLOW_MODEL, TRACE_MODE } from './lib/workload.mjs';
+import { AGENT_GATEWAY_CONFIG, AGENT_POLICY, agentWorkloads, proveAgentAnswers } from './lib/agent-workload.mjs';
 
 const env = (name, fallback) => {
   const v = process.env[name];
@@ -78,6 +78,7 @@ async function startAll() {
         'openai-slow': { type: 'openai', base_url: `${mock.url}/slow/v1`, api_key: 'sk-bench' },
         anthropic: { type: 'anthropic', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
       },
+      ...AGENT_GATEWAY_CONFIG,
       log_level: 'warn',
     }),
   );
@@ -174,13 +175,15 @@ async function main() {
     const agentKey = await provisionAgent(gateway.url, ADMIN_KEY, { policyId: 'bench-agent-sized', policy: AGENT_POLICY, name: 'bench-agent-sized' });
     const agentTargets = targets.filter((t) => t.name !== 'direct').map((t) => (t.name === 'gateway' ? { ...t, apiKey: agentKey } : t));
     results.agent = {};
-    for (const w of agentWorkloads()) {
-      const headers = w.path === '/v1/messages' ? (key, n) => ({ ...headersFor(key, n), 'anthropic-version': '2023-06-01' }) : headersFor;
-      const workload = { path: w.path, headers, body: ({ stream }) => agentBody(w, stream) };
+    const workloads = agentWorkloads();
+    for (const t of agentTargets) await proveAgentAnswers(t.url, t.apiKey, workloads);
+    for (const w of workloads) {
+      const workload = { path: w.path, headers: w.headers, body: w.body };
       for (const stream of [false, true]) {
         const runs = await loadPhase(agentTargets, stream, workload, config.agentSeconds);
         results.agent[`${w.name}${stream ? ' streaming' : ''}`] = {
-          bodyBytes: Buffer.byteLength(agentBody(w, stream).json),
+          // The mean for a workload whose conversations grow (Codex).
+          bodyBytes: w.bodyBytes(stream),
           proxy: runs.proxy,
           gateway: runs.gateway,
           gatewayOverProxy: runs.gateway.requestsPerSec / runs.proxy.requestsPerSec,

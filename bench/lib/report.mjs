@@ -106,6 +106,10 @@ export function renderTable(results) {
       );
     }
     lines.push('  (us: CPU microseconds per request of the proxy and of the gateway, on the same request bytes)');
+    if (Object.keys(results.agent).some((name) => name.startsWith('responses'))) {
+      const runs = c.traces === 'sequential' ? 'one run at a time' : '500 runs in flight';
+      lines.push(`  (responses: recorded Codex requests, 10 tools, the conversation resent whole as Codex does, ${runs}, steps 0-49; KB is the mean)`);
+    }
   }
   const sequential = (title, block, addedLabel) => {
     lines.push('');

@@ -6,7 +6,7 @@ export const MODEL = 'openai/gpt-4o-mini';
 export const SLOW_MODEL = 'openai-slow/gpt-4o-mini';
 
 /** Requests per trace id: an agent run of a few dozen steps, so trace counters grow as they would in use. */
-const STEPS_PER_TRACE = 50;
+export const STEPS_PER_TRACE = 50;
 
 let counter = 0;
 
@@ -40,7 +40,7 @@ export function chatBody({ stream, model = MODEL }) {
  */
 export const TRACE_MODE = process.env.BENCH_TRACES ?? 'concurrent';
 if (TRACE_MODE !== 'concurrent' && TRACE_MODE !== 'sequential') throw new Error(`BENCH_TRACES must be concurrent or sequential, not ${TRACE_MODE}`);
-const CONCURRENT_RUNS = 500;
+export const CONCURRENT_RUNS = 500;
 const runIds = new Map();
 
 export function traceIdFor(n) {
