@@ -4,11 +4,11 @@ import type { UsageWriter } from '../accounting/usage-writer.js';
 import type { Usage } from '../providers/spec.js';
 import type { KeyHasher } from '../security/keys.js';
 import type { GenerationCache, Snapshot } from '../storage/snapshot.js';
+import type { Store } from '../storage/store.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Admission, DataPlaneDeps, Plan } from './admission.js';
 import { type Outcome, toUsageRecord } from './outcome.js';
 import type { RequestContext } from './request-context.js';
-import type { ResponseStore } from './dialects/responses/stored-responses.js';
 import type { Router } from './router.js';
 
 /** Everything the /v1 routes use, and the three things every request ends with: settle, release, record. */
@@ -22,7 +22,7 @@ export class DataPlane implements DataPlaneDeps {
     readonly usage: UsageWriter,
     readonly telemetry: Telemetry,
     /** Stored Responses API responses (previous_response_id, GET /v1/responses/{id}). */
-    readonly responses: ResponseStore,
+    readonly responses: Pick<Store, 'putResponse' | 'getResponse' | 'deleteResponse'>,
   ) {
     this.plans = snapshot.cache(10_000);
   }

@@ -3,13 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { AgentgwError } from '../../../contract/index.js';
 import { InputItemsQuery, RESPONSE_ID, type ResponsesRequest } from '../../../contract/responses-request.js';
 import { storeUnavailableError } from '../../../contract/errors.js';
-import type { Store, StoredResponse } from '../../../storage/store.js';
+import type { StoredResponse } from '../../../storage/store.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, sendJson } from '../../exchange.js';
 import type { RequestContext } from '../../request-context.js';
-
-/** The part of the store the data plane uses for responses. */
-export type ResponseStore = Pick<Store, 'putResponse' | 'getResponse' | 'deleteResponse'>;
 
 type Json = Record<string, unknown>;
 
