@@ -9,7 +9,7 @@ const FRAGMENTS = [
   '0', '1', '4', '9', ' ', '-', '.', ':', '::', '/', '+', '(', ')', '@', '=', '"', "'", '\\', '\n', '#', 'x', 'a', 'Z',
   '０', '－', 'é', '日', '\ud800', '\udc00', 'eyJ', 'sk-', 'AKIA', 'ghp_', 'xoxb-', 'AIza', 'Bearer ', 'DE89', 'GB82',
   'password=', 'api_key: ', 'ssn ', 'https://', '-----BEGIN RSA PRIVATE KEY-----', '-----END RSA PRIVATE KEY-----',
-  'john@example.com', '4111 1111 1111 1111', '+44 20 7946 0958', '123-45-6789', '10.0.0.1', 'fe80::1', '2024-01-15',
+  'john@example.com', '4111 1111 1111 1111', '+44 20 7946 0958', '123-45-6789', '81.2.69.142', '10.0.0.1', 'fe80::1', '2a00:1450::1', '۰۹۱۲', '2024-01-15',
 ];
 const piiish = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 60 }).map((parts) => parts.join(''));
 const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 300 }), piiish);

@@ -6,6 +6,7 @@ import { paymentCardDetector } from './detectors/payment-card.js';
 import { phoneDetector } from './detectors/phone.js';
 import { secretDetector } from './detectors/secret.js';
 import { ssnDetector } from './detectors/ssn.js';
+import { ALLOW_NOTHING, type PiiAllow } from './pii-allow.js';
 import type { PiiDetector, PiiMatch } from './pii-match.js';
 import { resolveOverlaps } from './resolve-overlaps.js';
 
@@ -21,13 +22,15 @@ const DETECTORS: readonly PiiDetector[] = [
 
 /**
  * Finds PII of the given types in a text. Matches are sorted by start and never overlap: where two candidates
- * overlap, the longer one wins, then the more specific type.
+ * overlap, the longer one wins, then the more specific type. Matches whose text `allow` allows (rules.pii_allow) are
+ * dropped after that, so an allowed value hides no part of itself.
  */
-export function detectPii(text: string, types: readonly PiiType[]): PiiMatch[] {
+export function detectPii(text: string, types: readonly PiiType[], allow: PiiAllow = ALLOW_NOTHING): PiiMatch[] {
   if (typeof text !== 'string' || text.length < 4 || types.length === 0) return [];
   const found: PiiMatch[] = [];
   for (const detector of DETECTORS) {
     if (types.includes(detector.type)) detector.find(text, found);
   }
-  return found.length <= 1 ? found : resolveOverlaps(found);
+  const matches = found.length <= 1 ? found : resolveOverlaps(found);
+  return allow === ALLOW_NOTHING ? matches : matches.filter((m) => !allow.allows(text.slice(m.start, m.end)));
 }

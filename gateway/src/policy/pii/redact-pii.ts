@@ -1,5 +1,6 @@
 import { PII_TYPES, type PiiType } from '../../contract/policies.js';
 import { detectPii } from './detect-pii.js';
+import { ALLOW_NOTHING, type PiiAllow } from './pii-allow.js';
 import type { PiiMatch } from './pii-match.js';
 
 export function redactionMarker(type: PiiType): string {
@@ -44,8 +45,8 @@ export function redactUntilClean(text: string, detect: (text: string) => PiiMatc
 }
 
 /** Replaces each match with `[REDACTED:<TYPE>]`; `types` lists the types replaced, in the contract's order. */
-export function redactPii(text: string, types: readonly PiiType[]): { text: string; types: PiiType[] } {
+export function redactPii(text: string, types: readonly PiiType[], allow: PiiAllow = ALLOW_NOTHING): { text: string; types: PiiType[] } {
   if (types.length === 0) return { text, types: [] };
-  const { text: redacted, matches } = redactUntilClean(text, (t) => detectPii(t, types));
+  const { text: redacted, matches } = redactUntilClean(text, (t) => detectPii(t, types, allow));
   return { text: redacted, types: typesOf(matches) };
 }

@@ -10,7 +10,7 @@ function chatRequest(): Record<string, unknown> {
     user: 'agent-7',
     messages: [
       { role: 'system', content: 'You are terse. Escalate to ops@example.com.' },
-      { role: 'developer', content: [{ type: 'text', text: 'Server 10.0.0.1 is internal.' }] },
+      { role: 'developer', content: [{ type: 'text', text: 'Server 81.2.69.142 is ours.' }] },
       {
         role: 'user',
         name: 'jane@example.com',
@@ -96,7 +96,7 @@ describe('redactRequestPii', () => {
 
     const messages = (out as { messages: Array<Record<string, any>> }).messages;
     expect(messages[0].content).toBe('You are terse. Escalate to [REDACTED:EMAIL].');
-    expect(messages[1].content[0].text).toBe('Server [REDACTED:IP_ADDRESS] is internal.');
+    expect(messages[1].content[0].text).toBe('Server [REDACTED:IP_ADDRESS] is ours.');
     expect(messages[2].content[0].text).toBe('My card is [REDACTED:CREDIT_CARD].');
     expect(messages[2].name).toBe('[REDACTED:EMAIL]');
     expect(messages[2].content[1]).toEqual(before.messages && (before as any).messages[2].content[1]);
@@ -106,13 +106,13 @@ describe('redactRequestPii', () => {
     });
     expect(messages[4].content).toBe('Found [REDACTED:EMAIL]');
     expect(messages[5].content[0].refusal).toBe('I cannot share [REDACTED:SSN].');
-    expect(JSON.stringify(out)).not.toMatch(/ops@example|10\.0\.0\.1|4111 1111|7946 0958|Tr0ub4dor|123-45-6789|john\.doe/);
+    expect(JSON.stringify(out)).not.toMatch(/ops@example|81\.2\.69\.142|4111 1111|7946 0958|Tr0ub4dor|123-45-6789|john\.doe/);
   });
 
   it('redacts embeddings inputs and keeps token ids', () => {
-    const body = { model: 'm', input: ['a 10.0.0.1', 'b', 7] };
+    const body = { model: 'm', input: ['a 81.2.69.142', 'b', 7] };
     expect(redactRequestPii(body, PII_TYPES)).toEqual({ body: { model: 'm', input: ['a [REDACTED:IP_ADDRESS]', 'b', 7] }, types: ['ip_address'] });
-    expect(body.input[0]).toBe('a 10.0.0.1');
+    expect(body.input[0]).toBe('a 81.2.69.142');
   });
 
   it('keeps arguments byte for byte when they hold no PII', () => {

@@ -2,6 +2,7 @@ import type { PiiType } from '../../contract/policies.js';
 import { detectPii } from './detect-pii.js';
 import { detectPiiLabelled } from './detect-labelled.js';
 import { mapJsonStrings } from './json-text.js';
+import { ALLOW_NOTHING, type PiiAllow } from './pii-allow.js';
 import type { PiiMatch } from './pii-match.js';
 import { redactUntilClean, typesOf } from './redact-pii.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, visitRequestTexts } from './request-texts.js';
@@ -19,12 +20,12 @@ function kindOf(path: string): TextKind {
 }
 
 /** Detects in one text (JSON text decoded when it parses, raw otherwise), collecting matches; returns the text, redacted if asked. */
-function processText(text: string, kind: TextKind, types: readonly PiiType[], redact: boolean, found: PiiMatch[]): string {
+function processText(text: string, kind: TextKind, types: readonly PiiType[], allow: PiiAllow, redact: boolean, found: PiiMatch[]): string {
   if (kind === 'json') {
-    const mapped = mapJsonStrings(text, (value, label) => detectOrRedact(value, (t) => detectPiiLabelled(t, label, types), redact, found));
+    const mapped = mapJsonStrings(text, (value, label) => detectOrRedact(value, (t) => detectPiiLabelled(t, label, types, allow), redact, found));
     if (mapped !== undefined) return mapped;
   }
-  return detectOrRedact(text, (t) => detectPii(t, types), redact, found);
+  return detectOrRedact(text, (t) => detectPii(t, types, allow), redact, found);
 }
 
 /** Collects the matches of one string and returns it redacted if asked; scanning redacts too, so both report the same types. */
@@ -40,54 +41,64 @@ const REMEMBER_FROM_CHARS = 64;
 const REMEMBERED_CHARS = 1 << 20;
 
 /**
- * Texts already scanned and found clean, per set of PII types, within one budget for the whole process. An agent sends
- * its whole conversation again at every step, so most of a request is text an earlier step already scanned; it is
- * looked up, not scanned again.
+ * Texts already scanned and found clean, per set of PII types and allow-list, within one budget for the whole process.
+ * An agent sends its whole conversation again at every step, so most of a request is text an earlier step already
+ * scanned; it is looked up, not scanned again.
  */
 class CleanTexts {
-  private readonly byTypes = new Map<string, Set<string>>();
+  private readonly bySettings = new Map<string, Set<string>>();
   private chars = 0;
   /** The canonical key of each type list seen (the same list object comes back for the same policies). */
   private readonly keys = new WeakMap<readonly PiiType[], string>();
 
-  private textsFor(types: readonly PiiType[]): Set<string> {
+  private textsFor(types: readonly PiiType[], allow: PiiAllow): Set<string> {
     let key = this.keys.get(types);
     if (key === undefined) {
       key = [...types].sort().join(',');
       this.keys.set(types, key);
     }
-    let texts = this.byTypes.get(key);
-    if (!texts) this.byTypes.set(key, (texts = new Set()));
+    if (allow.key !== '') key = `${key}\n${allow.key}`;
+    let texts = this.bySettings.get(key);
+    if (!texts) this.bySettings.set(key, (texts = new Set()));
     return texts;
   }
 
-  has(types: readonly PiiType[], text: string): boolean {
-    return text.length >= REMEMBER_FROM_CHARS && this.textsFor(types).has(text);
+  has(types: readonly PiiType[], allow: PiiAllow, text: string): boolean {
+    return text.length >= REMEMBER_FROM_CHARS && this.textsFor(types, allow).has(text);
   }
 
-  add(types: readonly PiiType[], text: string): void {
+  add(types: readonly PiiType[], allow: PiiAllow, text: string): void {
     if (text.length < REMEMBER_FROM_CHARS || text.length > REMEMBERED_CHARS / 8) return;
     if (this.chars + text.length > REMEMBERED_CHARS) {
-      this.byTypes.clear();
+      this.bySettings.clear();
       this.chars = 0;
     }
-    this.textsFor(types).add(text);
+    this.textsFor(types, allow).add(text);
     this.chars += text.length;
   }
 }
 
 const cleanTexts = new CleanTexts();
 
-/** The PII types found in the texts `walk` visits (a chat completions or embeddings body by default), in the contract's order. */
-export function scanRequestPii(body: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker = walkChat, scope: PiiScope = EVERY_PART): PiiType[] {
+/**
+ * The PII types found in the texts `walk` visits (a chat completions or embeddings body by default) in the parts of
+ * `scope`, leaving out what `allow` allows, in the contract's order.
+ */
+export function scanRequestPii(
+  body: Record<string, unknown>,
+  types: readonly PiiType[],
+  walk: TextWalker = walkChat,
+  scope: PiiScope = EVERY_PART,
+  allow: PiiAllow = ALLOW_NOTHING,
+): PiiType[] {
   if (types.length === 0) return [];
   const found: PiiMatch[] = [];
   walk(body, (text, field) => {
     const kind = kindOf(field);
-    if (kind === 'text' && cleanTexts.has(types, text)) return undefined;
+    if (kind === 'text' && cleanTexts.has(types, allow, text)) return undefined;
     const before = found.length;
-    processText(text, kind, types, false, found);
-    if (kind === 'text' && found.length === before) cleanTexts.add(types, text);
+    processText(text, kind, types, allow, false, found);
+    if (kind === 'text' && found.length === before) cleanTexts.add(types, allow, text);
     return undefined;
   }, scope);
   return typesOf(found);
@@ -99,10 +110,11 @@ export function redactRequestPii<T extends Record<string, unknown>>(
   types: readonly PiiType[],
   walk: TextWalker = walkChat,
   scope: PiiScope = EVERY_PART,
+  allow: PiiAllow = ALLOW_NOTHING,
 ): { body: T; types: PiiType[] } {
   const copy = structuredClone(body);
   if (types.length === 0) return { body: copy, types: [] };
   const found: PiiMatch[] = [];
-  walk(copy, (text, field) => processText(text, kindOf(field), types, true, found), scope);
+  walk(copy, (text, field) => processText(text, kindOf(field), types, allow, true, found), scope);
   return { body: copy, types: typesOf(found) };
 }

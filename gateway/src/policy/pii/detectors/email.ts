@@ -13,6 +13,12 @@ function isDomainChar(c: number): boolean {
   return isAsciiAlnum(c) || c === 46 || c === 45;
 }
 
+/**
+ * A no-reply mailbox (`noreply@anthropic.com` in Claude Code's commit trailer, `no-reply@accounts.google.com`) is a
+ * sender address no one reads: not a person's. `12345+name@users.noreply.github.com` does name a person and stays PII.
+ */
+const NO_REPLY = /^(?:no|do[-_.]?not)[-_.]?reply(?:[-_.+][a-z0-9]+)*$/i;
+
 function validLocal(local: string): boolean {
   return local.length > 0 && local[0] !== '.' && local[local.length - 1] !== '.' && !local.includes('..');
 }
@@ -69,6 +75,7 @@ function findEmails(text: string, out: PiiMatch[]): void {
       !domainTooLong &&
       validLocal(local) &&
       validDomain(domain) &&
+      !NO_REPLY.test(local) &&
       // An underscore after the domain means an identifier goes on.
       !(end < text.length && after === 95) &&
       // `git@github.com:org/repo.git` is an SSH target, not a mailbox.

@@ -1,5 +1,6 @@
 import type { PiiDetector, PiiMatch } from '../pii-match.js';
 import { isAsciiDigit, isWordChar } from './chars.js';
+import { ipv4HostBitsZero, ipv6HostBitsZero, isPersonalIpv4, isPersonalIpv6 } from './ip-ranges.js';
 
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 // Not glued to a word or a longer dotted number (`v1.2.3.4`, `1.2.3.4.5`, OIDs); leading zeros are rejected.
@@ -9,14 +10,28 @@ const IPV4 = new RegExp(`(?<![\\w.])(?:${OCTET}\\.){3}${OCTET}(?!\\w|\\.\\d)`, '
  * A dotted quad right after a version or section word is a version or section number, not an address.
  * This fails open for text such as "version 10.0.0.1" on purpose: real addresses are not written that way.
  */
-const VERSION_CONTEXT = /(?:\bv|\bver\.?|version|versión|versao|versão|release|build|firmware|firmwareversion|section|chapter|abschnitt|kapitel|§|バージョン)\s*[:=]?\s*$/i;
+const VERSION_CONTEXT = /(?:\bv|\bver\.?|version|versión|versao|versão|release|build|firmware|firmwareversion|section|chapter|abschnitt|kapitel|§|バージョン)(?:\s*[:=]?\s*|-)$/i;
+
+/**
+ * What follows shows another kind of thing: a prefix length under which every host bit is zero (`10.1.0.0/16`,
+ * `2001:470::/32`: a network, while `81.2.69.142/24` is a host with its mask), a version suffix (`1.2.3.4-rc.1`), a
+ * name (`42.2.0.192.in-addr.arpa`).
+ */
+function notAHost(text: string, end: number, hostBitsZero: (prefix: number) => boolean): boolean {
+  const after = text.slice(end, end + 5);
+  const cidr = /^\/(\d{1,3})(?!\d)/.exec(after);
+  if (cidr) return hostBitsZero(Number(cidr[1]));
+  return /^[-.][A-Za-z]/.test(after);
+}
 
 function findIpv4(text: string, out: PiiMatch[]): void {
   IPV4.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = IPV4.exec(text)) !== null) {
     const before = text.slice(Math.max(0, m.index - 24), m.index);
-    if (VERSION_CONTEXT.test(before)) continue;
+    const address = m[0];
+    if (VERSION_CONTEXT.test(before) || !isPersonalIpv4(address)) continue;
+    if (notAHost(text, m.index + address.length, (prefix) => ipv4HostBitsZero(address, prefix))) continue;
     out.push({ type: 'ip_address', start: m.index, end: m.index + m[0].length });
   }
 }
@@ -84,7 +99,8 @@ function findIpv6(text: string, out: PiiMatch[]): void {
     if (e - s > 2 && text.charCodeAt(e - 1) === 58 && text.charCodeAt(e - 2) !== 58) e--;
     if (text.charCodeAt(s) === 46) continue;
     if (e - s > 45) continue;
-    if (isIpv6(text.slice(s, e))) out.push({ type: 'ip_address', start: s, end: e });
+    const candidate = text.slice(s, e);
+    if (isIpv6(candidate) && isPersonalIpv6(candidate) && !notAHost(text, e, (prefix) => ipv6HostBitsZero(candidate, prefix))) out.push({ type: 'ip_address', start: s, end: e });
   }
 }
 

@@ -17,7 +17,7 @@ const SCHEMES: readonly CardScheme[] = [
   { prefix: /^(?:6011|64[4-9]|65)/, lengths: range(16, 19) }, // Discover
   { prefix: /^(?:30[0-5]|3095|36|3[89])/, lengths: range(14, 19) }, // Diners Club
   { prefix: /^35(?:2[89]|[3-8]\d)/, lengths: range(16, 19) }, // JCB
-  { prefix: /^62/, lengths: range(16, 19) }, // UnionPay
+  { prefix: /^(?:62|81)/, lengths: range(16, 19) }, // UnionPay (81: its domestic range in China)
   { prefix: /^(?:5018|5020|5038|5893|6304|6759|676[1-3])/, lengths: range(13, 19) }, // Maestro
   { prefix: /^220[0-4]/, lengths: range(16, 19) }, // Mir
 ];

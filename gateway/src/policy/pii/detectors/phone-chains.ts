@@ -1,6 +1,6 @@
 import { isWhitespace } from './chars.js';
 
-/** A run of digits (ASCII or full-width) inside a text. */
+/** A run of digits (ASCII, full-width, Arabic-Indic or Persian) inside a text. */
 export interface DigitGroup {
   start: number;
   end: number;
@@ -18,6 +18,10 @@ function isPlus(c: number): boolean {
 
 function isOpenParen(c: number): boolean {
   return c === 40 || c === 0xff08;
+}
+
+function isCloseParen(c: number): boolean {
+  return c === 41 || c === 0xff09;
 }
 
 /** Characters that may sit between the digit groups of one phone number. */
@@ -44,7 +48,19 @@ function isLinkGap(gap: string): boolean {
  * Splits a text into chains of digit groups joined by phone punctuation ("+1 (415) 555-2671" is one chain
  * of four groups). A `+` always starts a new chain. Calls `onChain` for each chain, left to right.
  */
-const DIGIT_RUN = /[0-9\uff10-\uff19]+/g;
+const DIGIT_RUN = /[0-9\uff10-\uff19\u0660-\u0669\u06f0-\u06f9]+/g;
+const OTHER_DIGIT = /[\uff10-\uff19\u0660-\u0669\u06f0-\u06f9]/;
+
+/** Full-width, Arabic-Indic and Persian digits as ASCII digits. */
+function asciiDigits(run: string): string {
+  if (!OTHER_DIGIT.test(run)) return run;
+  let out = '';
+  for (let k = 0; k < run.length; k++) {
+    const c = run.charCodeAt(k);
+    out += String.fromCharCode(c >= 0xff10 ? c - 0xff10 + 48 : c >= 0x06f0 ? c - 0x06f0 + 48 : c >= 0x0660 ? c - 0x0660 + 48 : c);
+  }
+  return out;
+}
 
 export function forEachDigitChain(text: string, onChain: (groups: DigitGroup[]) => void): void {
   let chain: DigitGroup[] = [];
@@ -54,13 +70,14 @@ export function forEachDigitChain(text: string, onChain: (groups: DigitGroup[]) 
     const start = m.index;
     const raw = m[0];
     const i = start + raw.length;
-    const digits = /[\uff10-\uff19]/.test(raw) ? raw.replace(/[\uff10-\uff19]/g, (d) => String.fromCharCode(d.charCodeAt(0) - 0xff10 + 48)) : raw;
+    const digits = asciiDigits(raw);
     let leadStart = start;
     let international = false;
     for (let k = 0; k < 2 && leadStart > 0; k++) {
       const c = text.charCodeAt(leadStart - 1);
       if (isPlus(c)) international = true;
-      else if (!isOpenParen(c)) break;
+      // A parenthesis belongs to the number only around an area or country code: "(415) 555-2671", "(+62) 21 …", not "(4111 …)".
+      else if (!isOpenParen(c) || !isCloseParen(text.charCodeAt(i)) || raw.length > 5) break;
       leadStart--;
     }
     const prev = chain.length > 0 ? chain[chain.length - 1] : undefined;

@@ -15,6 +15,26 @@ const MAX_VALUE = 256;
 const PLACEHOLDER =
   /^(?:<.*>|\{.*\}|\[.*\]|\$\{?[\w.]+\}?|%\w+%|\*+|x{3,}|\.{3,}|(?:your|insert|enter|replace|put)[\w-]*|.*(?:example|placeholder|changeme|change_me|redacted|dummy|sample|xxxx).*|(?:process\.env|os\.environ|os\.getenv|env)\b.*|true|false|null|none|nil|undefined)$/i;
 
+/**
+ * Made-up values of documentation and examples: lower-case words that name the thing itself ("secret123",
+ * "my-top-secret", "fallback-password", "pass"), and prose about where the value comes from.
+ */
+const NAMED_PLACEHOLDER = /^(?:[a-z]+[-_])*[a-z]*(?:secret|password|passwd|pass|token|apikey|key)(?:[-_][a-z0-9]+)*\d*$/;
+const DESCRIBED = /\s.*\b(?:env|environment|defaults?|variable)\b/i;
+// Words of a sentence about a credential ("Enter passphrase for …", "my awesome password"), not of one.
+const PROSE_VALUE = /\s/;
+const PROSE_WORD = /(?:^|\s)(?:enter|your|my|the|for|of|here|pass(?:word|phrase)?|secret|token|key)(?=\s|$)/i;
+
+function isPlaceholder(value: string): boolean {
+  return PLACEHOLDER.test(value) || NAMED_PLACEHOLDER.test(value) || DESCRIBED.test(value) || (PROSE_VALUE.test(value) && PROSE_WORD.test(value));
+}
+
+/** `badge.svg?token=…`: the read-only token of a coverage badge, published in READMEs on purpose. */
+function isBadgeToken(text: string, labelStart: number): boolean {
+  const before = text.slice(Math.max(0, labelStart - 8), labelStart);
+  return /\.(?:svg|png)\?$/i.test(before);
+}
+
 // A member access, call or indexing in code (`config.apiKey`, `getenv("X")`, `form['password']`).
 const CODE_REFERENCE = /^[A-Za-z_$][\w$]*(?:(?:\.|\?\.|::|->)[A-Za-z_$][\w$]*)*(?:\(.*|\[.*)?$/;
 
@@ -54,7 +74,7 @@ function readValue(text: string, from: number): [number, number] | undefined {
 
 export function isSecretValue(value: string): boolean {
   if (value.length < 8) return false;
-  if (PLACEHOLDER.test(value)) return false;
+  if (isPlaceholder(value)) return false;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return false;
   if (isCodeReference(value)) return false;
   return looksRandom(value, 8);
@@ -65,7 +85,7 @@ export function findSecretAssignments(text: string, out: PiiMatch[]): void {
   let m: RegExpExecArray | null;
   while ((m = LABEL.exec(text)) !== null) {
     const span = readValue(text, m.index + m[0].length);
-    if (!span) continue;
+    if (!span || isBadgeToken(text, m.index)) continue;
     if (isSecretValue(text.slice(span[0], span[1]))) out.push({ type: 'secret', start: span[0], end: span[1] });
     // The next label is looked for after this value, so each character is read as a value at most once.
     LABEL.lastIndex = Math.max(LABEL.lastIndex, span[1]);
@@ -90,7 +110,7 @@ export function findUrlCredentials(text: string, out: PiiMatch[]): void {
       const password = colon === -1 ? '' : userInfo.slice(colon + 1);
       // A redaction marker has a colon too; it is never user:password.
       const marker = userInfo.includes('[REDACTED:');
-      if (colon > 0 && password.length > 0 && !marker && !PLACEHOLDER.test(password) && !/^[:*]+$/.test(password)) {
+      if (colon > 0 && password.length > 0 && !marker && !isPlaceholder(password) && !/^[:*]+$/.test(password)) {
         out.push({ type: 'secret', start, end });
       }
     }
