@@ -10,7 +10,9 @@ import { newRequestId } from './http/request-id.js';
 import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { V1Server } from './data-plane/v1-server.js';
+import { McpGateway } from './mcp/mcp-gateway.js';
 import type { Runtime } from './runtime.js';
+import { consolePlugin } from './ui/serve-console.js';
 
 export interface AppOptions {
   services: Runtime;
@@ -62,6 +64,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         });
         if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) missingHost(req, res);
         else if (V1Server.owns(req.url)) v1.handle(req, res);
+        else if (McpGateway.owns(req.url)) services.mcp.handle(req, res);
         else handler(req, res);
       });
       // Node hands CONNECT to no request handler and drops the connection unanswered; it gets an answer here.
@@ -111,6 +114,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
   app.addHook('preClose', async () => {
     v1.closing = true;
+    // MCP notification streams stay open until their session ends: end them, or their connections would hold the close.
+    await services.mcp.drain();
     reap();
     reaper = setInterval(reap, 50);
     reaper.unref();
@@ -134,6 +139,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(adminPlugin, { prefix: '/api', services });
+  await app.register(consolePlugin, { enabled: services.config.console.enabled });
   const registry = services.telemetry.metrics.registry;
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

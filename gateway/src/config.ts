@@ -4,6 +4,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { PriceOverrides } from './accounting/prices.js';
 import { ProviderConfig } from './providers/config.js';
+import { McpServersConfig } from './mcp/mcp-config.js';
 
 const ListenAddress = z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, { message: 'must be HOST:PORT' });
 
@@ -41,6 +42,10 @@ export const GatewayConfig = z.strictObject({
   responses: z
     .strictObject({ retention_days: z.number().int().min(1).default(30) })
     .default({ retention_days: 30 }),
+  /** Upstream MCP servers federated at /mcp: name -> {url, headers?} or {command, args?, env?}, with timeout_ms and prices. */
+  mcp_servers: McpServersConfig.default({}),
+  /** The web console at /ui (console/dist, built by `npm run build`); false leaves /ui unanswered (404). */
+  console: z.strictObject({ enabled: z.boolean().default(true) }).default({ enabled: true }),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

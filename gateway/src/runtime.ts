@@ -1,12 +1,13 @@
 import type { GatewayConfig } from './config.js';
-import type { Policy, Spend } from './contract/index.js';
-import { effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from './accounting/budget-window.js';
+import type { Spend } from './contract/index.js';
+import { type BudgetFields, effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from './accounting/budget-window.js';
 import { createCounters } from './accounting/counters/create-counters.js';
 import { CountersUnavailableError, type Counters, type SeedRows } from './accounting/counters/spec.js';
 import { PriceTable } from './accounting/prices.js';
 import { UsageWriter } from './accounting/usage-writer.js';
 import { openUsageJournal, registerJournalMetrics } from './accounting/usage-journal.js';
 import { DataPlane } from './data-plane/data-plane.js';
+import { McpGateway } from './mcp/mcp-gateway.js';
 import { Router } from './data-plane/router.js';
 import { storeUnavailable } from './policy/counters-unavailable.js';
 import { createProvider } from './providers/index.js';
@@ -99,6 +100,8 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     });
     registerJournalMetrics(telemetry.metrics.registry, journal, usage);
     const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry, store);
+    const mcp = new McpGateway({ servers: config.mcp_servers, dataPlane, bodyLimit: config.limits.gateway_body_bytes, log: opts.log });
+    opened.push(() => mcp.close());
     flushUsage = () => usage.flush(); // counters: see loadSeed above
 
     const runtime: Runtime = {
@@ -108,10 +111,12 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       snapshot,
       hasher,
       dataPlane,
+      mcp,
       telemetry,
       countersKind: counters.kind,
       generatedAdminKey,
-      spend: (agentId, policy) => spendOf(counters, agentId, policy),
+      spend: (agentId, policy) => spendOf((now) => counters.spend(agentId, now), policy),
+      tenantSpend: (tenant) => spendOf((now) => counters.tenantSpend(tenant.id, now), tenant),
       providerInfo: () =>
         [...providers.values()].map((p) => ({
           name: p.name,
@@ -148,17 +153,25 @@ function positiveSeconds(v: string | undefined): number | undefined {
   return v && Number.isFinite(n) && n > 0 ? n * 1000 : undefined;
 }
 
-/** Today's and this month's spend per agent, and this month's per trace, from the usage records. */
+/** Today's and this month's spend per agent and per tenant, and this month's per trace, from the usage records. */
 async function readSeedRows(store: Store): Promise<SeedRows> {
   const now = new Date();
   const day = `${utcDayKey(now)}T00:00:00.000Z`;
   const month = `${utcMonthKey(now)}-01T00:00:00.000Z`;
-  const [d, m, traces] = await Promise.all([store.spendSince(day), store.spendSince(month), store.traceSpendSince(month)]);
+  const [d, m, traces, td, tm] = await Promise.all([
+    store.spendSince(day),
+    store.spendSince(month),
+    store.traceSpendSince(month),
+    store.tenantSpendSince(day),
+    store.tenantSpendSince(month),
+  ]);
   const dayOf = new Map(d.map((r) => [r.agent_id, r.cost]));
+  const tenantDayOf = new Map(td.map((r) => [r.tenant_id, r.cost]));
   return {
     now,
     agents: m.map((r) => ({ agentId: r.agent_id, month: r.cost, day: dayOf.get(r.agent_id) ?? 0 })),
     traces: traces.map((t) => ({ traceId: `${t.tenant_id}:${t.trace_id}`, cost: t.cost })),
+    tenants: tm.map((r) => ({ tenantId: r.tenant_id, month: r.cost, day: tenantDayOf.get(r.tenant_id) ?? 0 })),
   };
 }
 
@@ -176,17 +189,18 @@ async function seedCounters(store: Store, counters: Counters, log: RuntimeOption
   }
 }
 
-async function spendOf(counters: Counters, agentId: string, policy: Policy | undefined): Promise<Spend> {
+/** An agent's spend with its policy's limits, or a tenant's with its own: the same shape (CONTRACT). */
+async function spendOf(recorded: (now: Date) => Promise<{ day: number; month: number }>, budgets: BudgetFields | undefined): Promise<Spend> {
   const now = new Date();
   // Counters that cannot answer: 503 store_unavailable, not a made-up zero.
-  const { day, month } = await counters.spend(agentId, now).catch((err: unknown) => {
+  const { day, month } = await recorded(now).catch((err: unknown) => {
     throw err instanceof CountersUnavailableError ? storeUnavailable(err) : err;
   });
   return {
     day,
     month,
-    daily_limit: policy ? effectiveDailyLimit(policy, now) : null,
-    monthly_limit: policy?.monthly_budget ?? null,
+    daily_limit: budgets ? effectiveDailyLimit(budgets, now) : null,
+    monthly_limit: budgets?.monthly_budget ?? null,
     day_resets_at: nextUtcDayStart(now).toISOString(),
     month_resets_at: nextUtcMonthStart(now).toISOString(),
   };
@@ -198,14 +212,26 @@ async function ensureRootKey(
   env: NodeJS.ProcessEnv,
   announce: ((key: string) => void) | undefined,
 ): Promise<string | null> {
+  // 'generated' or 'env': where the stored root key came from, so that a replaced key is named for what it was.
+  const ORIGIN = 'root_key_origin';
   const fromEnv = env.AGENTGW_ADMIN_KEY;
   if (fromEnv) {
-    await store.upsertRootKey(hasher.hash(fromEnv), keyPrefix(fromEnv));
+    const hash = hasher.hash(fromEnv);
+    if ((await store.findAdminKeyByHash(hash))?.id === 'root') return null;
+    const origin = await store.getSetting(ORIGIN);
+    const replaces = origin !== undefined || (await store.hasAdminKeyWithRole('admin'));
+    await store.upsertRootKey(hash, keyPrefix(fromEnv));
+    await store.setSetting(ORIGIN, 'env');
+    if (replaces) {
+      const earlier = origin === 'generated' ? 'the root admin key generated on an earlier start' : origin === 'env' ? 'the root admin key an earlier AGENTGW_ADMIN_KEY set' : 'the root admin key stored earlier';
+      process.stderr.write(`agentgw: AGENTGW_ADMIN_KEY replaces ${earlier}; that key no longer works.\n`);
+    }
     return null;
   }
   if (await store.hasAdminKeyWithRole('admin')) return null;
   const key = generateKey('adk');
   await store.upsertRootKey(hasher.hash(key), keyPrefix(key));
+  await store.setSetting(ORIGIN, 'generated');
   (announce ?? ((k) => process.stderr.write(`agentgw: generated the root admin key (shown once, only its hash is stored): ${k}\n`)))(key);
   return key;
 }

@@ -1,5 +1,6 @@
 import type { GatewayConfig } from './config.js';
-import type { Policy, Spend, SystemConfig } from './contract/index.js';
+import type { Policy, Spend, SystemConfig, Tenant } from './contract/index.js';
+import type { McpGateway } from './mcp/mcp-gateway.js';
 import type { KeyHasher } from './security/keys.js';
 import type { Snapshot } from './storage/snapshot.js';
 import type { Store } from './storage/store.js';
@@ -14,6 +15,10 @@ export interface Services {
   readonly countersKind: 'memory' | 'redis';
   /** Recorded spend of an agent and the limits its policy sets. */
   spend(agentId: string, policy: Policy | undefined): Promise<Spend>;
+  /** Recorded spend of all the agents of a tenant together, and the limits of the tenant's budgets. */
+  tenantSpend(tenant: Pick<Tenant, 'id' | 'monthly_budget' | 'daily_budget'>): Promise<Spend>;
   /** Configured providers for GET /system/config: never their secrets. */
   providerInfo(): SystemConfig['providers'];
+  /** The /mcp endpoint: its upstream servers (GET /mcp/servers) and sessions. */
+  readonly mcp: McpGateway;
 }

@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 
 const AGENT_KEY = /^agk_[0-9A-Za-z]{32}$/;
 const AGENT_ID = /^agt_[0-9A-Za-z]{16}$/;
-const AGENT_FIELDS = ['created_at', 'id', 'key_prefix', 'labels', 'name', 'policy_id', 'tenant_id', 'updated_at'];
+const AGENT_FIELDS = ['created_at', 'id', 'key_prefix', 'labels', 'name', 'policy_id', 'suspended', 'tenant_id', 'updated_at'];
 
 describe.each(['sqlite', 'postgres'] as const)('agents over HTTP on %s', (storage) => {
   let gw: TestGateway;
@@ -29,7 +29,7 @@ describe.each(['sqlite', 'postgres'] as const)('agents over HTTP on %s', (storag
     const r = await api('POST', '/agents', { body: { name: 'support-bot', tenant_id: 'acme', policy_id: 'acme-std', labels: { team: 'cx' } } });
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual([...AGENT_FIELDS, 'api_key'].sort());
-    expect(r.body).toMatchObject({ name: 'support-bot', tenant_id: 'acme', policy_id: 'acme-std', labels: { team: 'cx' } });
+    expect(r.body).toMatchObject({ name: 'support-bot', tenant_id: 'acme', policy_id: 'acme-std', labels: { team: 'cx' }, suspended: false });
     expect(r.body.id).toMatch(AGENT_ID);
     expect(r.body.api_key).toMatch(AGENT_KEY);
     expect(r.body.key_prefix).toBe(r.body.api_key.slice(0, 12));
@@ -110,6 +110,40 @@ describe.each(['sqlite', 'postgres'] as const)('agents over HTTP on %s', (storag
     expectError(await api('PATCH', `/agents/${a.id}`, { body: { name: 'taken' } }), 409, 'agent_exists');
     expectError(await api('PATCH', `/agents/${a.id}`, { body: { policy_id: 'nope' } }), 404, 'policy_not_found', 'policy_id');
     expect((await api('GET', `/agents/${a.id}`)).body).toMatchObject({ name: 'patched', policy_id: null });
+  });
+
+  test('PATCH suspended: true suspends, false resumes, alone or with other fields; in the snapshot when the call returns', async () => {
+    const a = (await api('POST', '/agents', { body: { name: 'suspendme', tenant_id: 'acme' } })).body;
+    const inSnapshot = () => gw.runtime.snapshot.agentByKeyHash(gw.runtime.hasher.hash(a.api_key))?.suspended;
+    expect(inSnapshot()).toBe(false);
+
+    let r = await api('PATCH', `/agents/${a.id}`, { body: { suspended: true } });
+    expect(r.status, r.text).toBe(200);
+    expect(Object.keys(r.body).sort()).toEqual(AGENT_FIELDS);
+    expect(r.body).toMatchObject({ id: a.id, name: 'suspendme', suspended: true, key_prefix: a.key_prefix });
+    expect(inSnapshot()).toBe(true);
+    expect((await api('GET', `/agents/${a.id}`)).body.suspended).toBe(true);
+    expect((await api('GET', '/agents?tenant_id=acme&limit=500')).body.data.find((x: { id: string }) => x.id === a.id).suspended).toBe(true);
+    // Patching something else leaves it suspended; suspending again changes nothing.
+    r = await api('PATCH', `/agents/${a.id}`, { body: { labels: { why: 'runaway' } } });
+    expect(r.body).toMatchObject({ suspended: true, labels: { why: 'runaway' } });
+    expect((await api('PATCH', `/agents/${a.id}`, { body: { suspended: true } })).body.suspended).toBe(true);
+
+    r = await api('PATCH', `/agents/${a.id}`, { body: { suspended: false, name: 'resumed', policy_id: 'acme-std' } });
+    expect(r.body).toMatchObject({ name: 'resumed', policy_id: 'acme-std', suspended: false });
+    expect(inSnapshot()).toBe(false);
+
+    for (const bad of ['yes', 1, null]) expectError(await api('PATCH', `/agents/${a.id}`, { body: { suspended: bad } }), 400, 'validation_failed', 'suspended');
+    expect((await api('GET', `/agents/${a.id}`)).body.suspended).toBe(false);
+    expectError(await api('PATCH', '/agents/agt_0000000000000000', { body: { suspended: true } }), 404, 'agent_not_found');
+  });
+
+  test('POST may create an agent suspended; its key works once resumed', async () => {
+    const r = await api('POST', '/agents', { body: { name: 'born-suspended', tenant_id: 'acme', suspended: true } });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.suspended).toBe(true);
+    expect(gw.runtime.snapshot.agentByKeyHash(gw.runtime.hasher.hash(r.body.api_key))?.suspended).toBe(true);
+    expectError(await api('POST', '/agents', { body: { name: 'bad-flag', tenant_id: 'acme', suspended: 'no' } }), 400, 'validation_failed', 'suspended');
   });
 
   test('rotate-key: a new key and prefix; the old key stops matching at once', async () => {

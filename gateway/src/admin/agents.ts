@@ -88,6 +88,7 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
           tenant_id: req.body.tenant_id,
           policy_id: req.body.policy_id ?? null,
           labels: req.body.labels ?? {},
+          suspended: req.body.suspended ?? false,
           key_prefix: keyPrefix(apiKey),
           key_hash: s.hasher.hash(apiKey),
         });
@@ -144,6 +145,7 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
       throw e;
     }
     if (!updated) throw agentNotFound(agent.id);
+    // A suspension, like a revoked key, holds on every node before this answers.
     await s.snapshot.changed();
     return updated;
   });

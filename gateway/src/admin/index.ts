@@ -3,6 +3,8 @@ import type { Services } from '../services.js';
 import { adminKeyRoutes } from './admin-keys.js';
 import { agentRoutes } from './agents.js';
 import { registerAdminAuth } from './auth.js';
+import { mcpServerRoutes } from './mcp-servers.js';
+import { meRoutes } from './me.js';
 import { refuseNulCharacters } from './nul-characters.js';
 import { policyRoutes } from './policies.js';
 import { systemRoutes } from './system.js';
@@ -32,5 +34,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
     adminKeyRoutes(secured, s);
     systemRoutes(secured, s);
     traceRoutes(secured, s);
+    meRoutes(secured, s);
+    mcpServerRoutes(secured, s);
   });
 }

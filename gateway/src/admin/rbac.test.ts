@@ -48,6 +48,8 @@ describe.each(['sqlite', 'postgres'] as const)('RBAC on %s', (storage) => {
     ['PATCH', `/agents/${agents.a}`, { body: { name: 'renamed' } }],
     ['DELETE', `/agents/${agents.a}`],
     ['POST', `/agents/${agents.a}/rotate-key`],
+    ['PATCH', `/agents/${agents.a}`, { body: { suspended: true } }],
+    ['POST', '/traces/trace-a/stop', { body: { reason: 'viewers may not' } }],
     ['PUT', '/policies/pol-a', { body: { monthly_budget: 1 } }],
     ['PUT', '/policies/pol-new', { body: { tenant_id: 'tenant-a' } }],
     ['DELETE', '/policies/pol-a'],
@@ -59,14 +61,15 @@ describe.each(['sqlite', 'postgres'] as const)('RBAC on %s', (storage) => {
 
   /** A fingerprint of everything the writes above could change. */
   const state = async () => {
-    const [tenants, agentList, policies, adminKeys, config] = await Promise.all([
+    const [tenants, agentList, policies, adminKeys, config, traces] = await Promise.all([
       api('GET', '/tenants?limit=500'),
       api('GET', '/agents?limit=500'),
       api('GET', '/policies?limit=500'),
       api('GET', '/admin-keys?limit=500'),
       api('GET', '/system/config'),
+      api('GET', '/traces?limit=500'),
     ]);
-    return JSON.stringify([tenants.body, agentList.body, policies.body, adminKeys.body, config.body.maintenance]);
+    return JSON.stringify([tenants.body, agentList.body, policies.body, adminKeys.body, config.body.maintenance, traces.body]);
   };
 
   test('a viewer cannot write anything: 403 insufficient_role, and nothing changes', async () => {
@@ -103,6 +106,9 @@ describe.each(['sqlite', 'postgres'] as const)('RBAC on %s', (storage) => {
       ['PATCH', `/agents/${agents.b}`, { body: { name: 'hijacked' } }],
       ['DELETE', `/agents/${agents.b}`],
       ['POST', `/agents/${agents.b}/rotate-key`],
+      ['PATCH', `/agents/${agents.b}`, { body: { suspended: true } }],
+      ['POST', '/traces/trace-b/stop'],
+      ['POST', '/traces/trace-shared/stop?tenant_id=tenant-b'],
       ['GET', '/policies/pol-b'],
       ['GET', '/policies?tenant_id=tenant-b'],
       ['PUT', '/policies/pol-b', { body: { monthly_budget: 0 } }],

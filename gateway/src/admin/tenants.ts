@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentgwError, CreateTenant, ErrorBody, PaginationQuery, PatchTenant, ResourceId, Tenant, page } from '../contract/index.js';
+import { AgentgwError, CreateTenant, ErrorBody, PaginationQuery, PatchTenant, ResourceId, Tenant, TenantWithSpend, page } from '../contract/index.js';
 import { isUniqueViolation } from '../storage/kysely-store.js';
 import type { Services } from '../services.js';
 import { listScope, requireAdmin, requireTenant } from './principal.js';
@@ -16,7 +16,8 @@ export function tenantRoutes(app: FastifyInstance, s: Services): void {
   r.post('/tenants', { schema: { tags: ['tenants'], body: CreateTenant, response: { 201: Tenant, ...errors } } }, async (req, reply) => {
     requireAdmin(req.principal, 'create tenants');
     try {
-      const t = await s.store.createTenant({ id: req.body.id, name: req.body.name, labels: req.body.labels ?? {} });
+      const { id, name, labels, monthly_budget, daily_budget } = req.body;
+      const t = await s.store.createTenant({ id, name, labels: labels ?? {}, monthly_budget, daily_budget });
       return reply.code(201).send(t);
     } catch (e) {
       if (isUniqueViolation(e)) throw new AgentgwError('tenant_exists', `Tenant ${req.body.id} already exists: choose another id or PATCH it.`);
@@ -28,11 +29,11 @@ export function tenantRoutes(app: FastifyInstance, s: Services): void {
     return s.store.listTenants({ ...req.query, tenant_id: listScope(req.principal, undefined) });
   });
 
-  r.get('/tenants/:id', { schema: { tags: ['tenants'], params: Params, response: { 200: Tenant, ...errors } } }, async (req) => {
+  r.get('/tenants/:id', { schema: { tags: ['tenants'], params: Params, response: { 200: TenantWithSpend, ...errors } } }, async (req) => {
     requireTenant(req.principal, req.params.id);
     const t = await s.store.getTenant(req.params.id);
     if (!t) throw notFound(req.params.id);
-    return t;
+    return { ...t, spend: await s.tenantSpend(t) };
   });
 
   r.patch('/tenants/:id', { schema: { tags: ['tenants'], params: Params, body: PatchTenant, response: { 200: Tenant, ...errors } } }, async (req) => {
@@ -40,6 +41,8 @@ export function tenantRoutes(app: FastifyInstance, s: Services): void {
     requireAdmin(req.principal, 'change tenants');
     const t = await s.store.updateTenant(req.params.id, req.body);
     if (!t) throw notFound(req.params.id);
+    // Budgets are enforced from the snapshot: the change holds on every node before this call returns.
+    if (req.body.monthly_budget !== undefined || req.body.daily_budget !== undefined) await s.snapshot.changed();
     return t;
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { adminApi, expectError, type AdminCall, type TraceDetail } from '../test-support/admin-api.js';
+import { RFC3339, adminApi, expectError, type AdminCall, type TraceDetail } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { usageRecord } from '../test-support/store.js';
 
@@ -14,6 +14,7 @@ const SUMMARY_FIELDS = [
   'prompt_tokens',
   'request_count',
   'started_at',
+  'stopped',
   'tenant_id',
   'trace_id',
 ];
@@ -36,6 +37,7 @@ const REQUEST_FIELDS = [
   'status',
   'step',
   'stream',
+  'tool',
   'ttft_ms',
 ];
 
@@ -72,6 +74,7 @@ describe.each(['sqlite', 'postgres'] as const)('traces and usage over HTTP on %s
       prompt_tokens: 350,
       completion_tokens: 30,
       cost: 0.03,
+      stopped: null,
     });
     expect(r.body.next_cursor).toBeNull();
   });
@@ -167,4 +170,123 @@ test('?tenant_id= picks one tenant of a trace id two tenants share', async () =>
   } finally {
     await own.close();
   }
+});
+
+describe.each(['sqlite', 'postgres'] as const)('POST /traces/{trace_id}/stop on %s', (storage) => {
+  let gw: TestGateway;
+  let api: AdminCall;
+  const keys = { viewer: '', adminA: '', adminB: '' };
+  const stopped = (tenant: string, trace: string) => gw.runtime.snapshot.isTraceStopped(tenant, trace);
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ storage });
+    api = adminApi(gw.adminUrl, gw.adminKey);
+    for (const id of ['acme', 'globex']) expect((await api('POST', '/tenants', { body: { id, name: id } })).status).toBe(201);
+    const key = async (name: string, role: string, tenant_id?: string) => (await api('POST', '/admin-keys', { body: { name, role, tenant_id } })).body.api_key as string;
+    keys.viewer = await key('viewer', 'viewer');
+    keys.adminA = await key('admin-acme', 'tenant_admin', 'acme');
+    keys.adminB = await key('admin-globex', 'tenant_admin', 'globex');
+    await gw.runtime.store.insertUsage([
+      usageRecord({ trace_id: 'loop-1', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(0) }),
+      usageRecord({ trace_id: 'loop-1', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(1) }),
+      usageRecord({ trace_id: 'calm-1', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(2) }),
+      usageRecord({ trace_id: 'both', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(3) }),
+      usageRecord({ trace_id: 'both', tenant_id: 'globex', agent_id: 'agt_g', started_at: at(4) }),
+      usageRecord({ trace_id: 'globex-1', tenant_id: 'globex', agent_id: 'agt_g', started_at: at(5) }),
+      usageRecord({ trace_id: 'no reason/1', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(6) }),
+      usageRecord({ trace_id: 'own-a', tenant_id: 'acme', agent_id: 'agt_a', started_at: at(7) }),
+    ]);
+  });
+  afterAll(async () => gw?.close());
+
+  test('stops a trace: the stop in the answer, in the snapshot when the call returns, on the trace and in the list', async () => {
+    const before = Date.now();
+    const r = await api('POST', '/traces/loop-1/stop', { body: { reason: 'calling the same tool in a loop' } });
+    expect(r.status, r.text).toBe(200);
+    expect(Object.keys(r.body).sort()).toEqual(['stopped', 'tenant_id', 'trace_id']);
+    expect(r.body).toEqual({ trace_id: 'loop-1', tenant_id: 'acme', stopped: { at: expect.stringMatching(RFC3339), reason: 'calling the same tool in a loop' } });
+    expect(Date.parse(r.body.stopped.at)).toBeGreaterThanOrEqual(before - 5);
+    expect(stopped('acme', 'loop-1')).toBe(true);
+    expect(stopped('acme', 'calm-1')).toBe(false);
+
+    const trace = await api('GET', '/traces/loop-1');
+    expect(trace.body).toMatchObject({ trace_id: 'loop-1', request_count: 2, stopped: r.body.stopped });
+    const listed = (await api('GET', '/traces?tenant_id=acme')).body.data as Array<{ trace_id: string; stopped: unknown }>;
+    expect(listed.find((t) => t.trace_id === 'loop-1')?.stopped).toEqual(r.body.stopped);
+    expect(listed.find((t) => t.trace_id === 'calm-1')?.stopped).toBeNull();
+  });
+
+  test('idempotent: a trace stopped again keeps its first stop, which is answered again', async () => {
+    const first = await api('POST', '/traces/calm-1/stop', { body: { reason: 'first' } });
+    expect(first.status).toBe(200);
+    const again = await api('POST', '/traces/calm-1/stop', { body: { reason: 'second' } });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect((await api('POST', '/traces/calm-1/stop')).body).toEqual(first.body);
+    expect((await api('GET', '/traces/calm-1')).body.stopped).toEqual({ at: first.body.stopped.at, reason: 'first' });
+  });
+
+  test('the body may be left out, be empty, or give no reason; ids with spaces and slashes are reachable URL-encoded', async () => {
+    const r = await api('POST', `/traces/${encodeURIComponent('no reason/1')}/stop`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ trace_id: 'no reason/1', tenant_id: 'acme', stopped: { reason: null } });
+    expect((await api('POST', `/traces/${encodeURIComponent('no reason/1')}/stop`, { body: {} })).body).toEqual(r.body);
+    expect((await api('POST', `/traces/${encodeURIComponent('no reason/1')}/stop`, { body: { reason: null } })).body).toEqual(r.body);
+  });
+
+  test('bad input is a 400 naming the field', async () => {
+    expectError(await api('POST', '/traces/globex-1/stop', { body: { reason: 'x', why: 'typo' } }), 400, 'validation_failed');
+    expectError(await api('POST', '/traces/globex-1/stop', { body: { reason: '' } }), 400, 'validation_failed', 'reason');
+    expectError(await api('POST', '/traces/globex-1/stop', { body: { reason: 'x'.repeat(1001) } }), 400, 'validation_failed', 'reason');
+    expectError(await api('POST', '/traces/globex-1/stop', { body: { reason: 42 } }), 400, 'validation_failed', 'reason');
+    expectError(await api('POST', '/traces/globex-1/stop', { raw: '{"reason":' }), 400, 'invalid_json');
+    expectError(await api('POST', `/traces/${'t'.repeat(129)}/stop`), 400, 'validation_failed', 'trace_id');
+    expectError(await api('POST', '/traces/globex-1/stop?tenant_id=Not%20An%20Id'), 400, 'validation_failed', 'tenant_id');
+    expectError(await api('POST', '/traces/globex-1/stop?tenant=globex'), 400, 'validation_failed');
+    expect(stopped('globex', 'globex-1')).toBe(false);
+  });
+
+  test('an unknown trace is 404 trace_not_found, in any tenant asked for', async () => {
+    expectError(await api('POST', '/traces/never-seen/stop'), 404, 'trace_not_found');
+    expectError(await api('POST', '/traces/globex-1/stop?tenant_id=acme'), 404, 'trace_not_found');
+    expectError(await api('POST', '/traces/globex-1/stop?tenant_id=initech'), 404, 'trace_not_found');
+    expect(stopped('acme', 'never-seen')).toBe(false);
+    expect(stopped('acme', 'globex-1')).toBe(false);
+  });
+
+  test('a trace id two tenants share needs ?tenant_id=, and stops only that tenant\'s trace', async () => {
+    expectError(await api('POST', '/traces/both/stop'), 400, 'validation_failed', 'tenant_id');
+    const r = await api('POST', '/traces/both/stop?tenant_id=globex', { body: { reason: 'globex only' } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ trace_id: 'both', tenant_id: 'globex' });
+    expect(stopped('globex', 'both')).toBe(true);
+    expect(stopped('acme', 'both')).toBe(false);
+    expect((await api('GET', '/traces/both?tenant_id=globex')).body.stopped).toMatchObject({ reason: 'globex only' });
+    expect((await api('GET', '/traces/both?tenant_id=acme')).body.stopped).toBeNull();
+  });
+
+  test('RBAC: viewers may not stop; a tenant_admin stops only its own tenant\'s traces', async () => {
+    expectError(await api('POST', '/traces/globex-1/stop', { key: keys.viewer }), 403, 'insufficient_role');
+    expectError(await api('POST', '/traces/globex-1/stop', { key: keys.adminA }), 403, 'tenant_forbidden');
+    expectError(await api('POST', '/traces/globex-1/stop?tenant_id=globex', { key: keys.adminA }), 403, 'tenant_forbidden');
+    expectError(await api('POST', '/traces/never-seen/stop', { key: keys.adminA }), 404, 'trace_not_found');
+    expect(stopped('globex', 'globex-1')).toBe(false);
+    expectError(await api('POST', '/traces/own-a/stop', { key: null }), 401, 'invalid_api_key');
+
+    // The id both tenants use: a scoped key needs no ?tenant_id=, it means its own.
+    const own = await api('POST', '/traces/both/stop', { key: keys.adminA, body: { reason: 'acme too' } });
+    expect(own.status, own.text).toBe(200);
+    expect(own.body).toMatchObject({ tenant_id: 'acme', stopped: { reason: 'acme too' } });
+    expect(stopped('acme', 'both')).toBe(true);
+    const mine = await api('POST', '/traces/own-a/stop', { key: keys.adminA });
+    expect(mine.status).toBe(200);
+    expect((await api('GET', '/traces/own-a', { key: keys.adminA })).body.stopped).toEqual(mine.body.stopped);
+    expect((await api('POST', '/traces/globex-1/stop', { key: keys.adminB })).status).toBe(200);
+  });
+
+  test('the OpenAPI document describes the route', async () => {
+    const doc = (await api('GET', '/openapi.json')).body;
+    expect(doc.paths['/traces/{trace_id}/stop']?.post).toBeDefined();
+    expect(JSON.stringify(doc.components?.schemas ?? {})).toContain('TraceStopped');
+  });
 });

@@ -7,7 +7,7 @@ export type Role = z.infer<typeof Role>;
 
 export const ROLE_PERMISSIONS: Record<Role, string[]> = {
   admin: ['read:*', 'write:*', 'write:global_policies', 'write:maintenance', 'write:admin_keys', 'write:tenants'],
-  tenant_admin: ['read:own_tenant', 'write:agents', 'write:policies', 'read:traces', 'read:usage'],
+  tenant_admin: ['read:own_tenant', 'write:agents', 'write:policies', 'read:traces', 'write:traces', 'read:usage'],
   viewer: ['read:*'],
 };
 

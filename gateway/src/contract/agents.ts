@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { AgentName, Labels, ResourceId, Timestamp } from './common.js';
 
+/** While true, the agent's key gets 403 agent_suspended on /v1; its key, spend and traces stay as they are. */
+const Suspended = z.boolean().describe('While true, the agent\'s key gets 403 agent_suspended on the gateway (default false).');
+
 export const Agent = z
   .object({
     id: z.string(),
@@ -8,6 +11,7 @@ export const Agent = z
     tenant_id: ResourceId,
     policy_id: ResourceId.nullable(),
     labels: Labels,
+    suspended: Suspended,
     key_prefix: z.string().describe('The first characters of the API key, to recognise it; never the key.'),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -36,6 +40,8 @@ export const CreateAgent = z.strictObject({
   tenant_id: ResourceId,
   policy_id: ResourceId.nullable().optional(),
   labels: Labels.optional(),
+  /** Default false. Optional so that a declarative agent without it leaves the live value alone. */
+  suspended: Suspended.optional(),
 });
 export type CreateAgent = z.infer<typeof CreateAgent>;
 
@@ -43,6 +49,7 @@ export const PatchAgent = z.strictObject({
   name: AgentName.optional(),
   policy_id: ResourceId.nullable().optional(),
   labels: Labels.optional(),
+  suspended: Suspended.optional(),
 });
 export type PatchAgent = z.infer<typeof PatchAgent>;
 

@@ -7,3 +7,4 @@ export * from './admin-keys.js';
 export * from './system.js';
 export * from './traces.js';
 export * from './declarative.js';
+export * from './mcp.js';

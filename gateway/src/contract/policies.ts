@@ -12,9 +12,24 @@ export const PII_PARTS = ['user', 'assistant', 'system', 'tools'] as const;
 export const PiiPart = z.enum(PII_PARTS);
 export type PiiPart = z.infer<typeof PiiPart>;
 
+/** A value never treated as PII, or a glob of them: `*` any run of characters, `?` one; letter case is ignored. */
+export const PiiAllowPattern = z
+  .string()
+  .min(1)
+  .max(320)
+  .regex(/^[^\s]+$/, { message: 'must be a value or glob without spaces, such as "noreply@*", "*@example.com" or "127.0.0.1"' });
+
 export const ModelPattern = z
   .string()
   .regex(/^[A-Za-z0-9*?._:\/@-]{1,200}$/, { message: 'must be a model id or glob such as "openai/*" (letters, digits, . _ : / @ - * ?)' });
+
+/** MCP tools as globs over `server/tool` (`github/*`, `files/read_?`): `*` and `?` as in model globs. */
+export const ToolPattern = z
+  .string()
+  .regex(/^[A-Za-z0-9*?._:\/@-]{1,200}$/, { message: 'must be a tool glob over "server/tool" such as "github/*" (letters, digits, . _ : / @ - * ?)' });
+
+/** MCP tool calls one trace may make; the counters track at most 10,001 sightings of a key, so 10,000 is the most a limit can mean. */
+const ToolCallCount = z.number().int().min(0).max(10_000);
 
 export const RetryBlock = z.strictObject({
   max_repeats: z.number().int().min(1).max(10_000),
@@ -29,12 +44,16 @@ export const Rules = z
     pii: PiiMode,
     pii_types: z.array(PiiType),
     pii_scope: z.array(PiiPart),
+    pii_allow: z
+      .array(PiiAllowPattern)
+      .describe('Values and globs never treated as PII, such as "noreply@*", "*@example.com" or "127.0.0.1".'),
     retry_block: RetryBlock.nullable(),
     max_cost_per_request: Usd.nullable(),
     max_cost_per_trace: Usd.nullable(),
     rpm: Count.nullable(),
     tpm: Count.nullable(),
     clamp_output: z.boolean(),
+    max_tool_calls_per_trace: ToolCallCount.nullable().describe('MCP tool calls one trace may make; a call past it is refused with tool_calls_exceeded. Unset = unlimited.'),
   })
   .meta({ id: 'Rules' });
 export type Rules = z.infer<typeof Rules>;
@@ -43,12 +62,14 @@ export const DEFAULT_RULES: Rules = {
   pii: 'off',
   pii_types: [...PII_TYPES],
   pii_scope: ['user'],
+  pii_allow: [],
   retry_block: null,
   max_cost_per_request: null,
   max_cost_per_trace: null,
   rpm: null,
   tpm: null,
   clamp_output: false,
+  max_tool_calls_per_trace: null,
 };
 
 /** Rules as written: every field optional; null clears an optional rule. */
@@ -56,12 +77,14 @@ export const RulesInput = z.strictObject({
   pii: PiiMode.optional(),
   pii_types: z.array(PiiType).max(PII_TYPES.length).optional(),
   pii_scope: z.array(PiiPart).max(PII_PARTS.length).optional(),
+  pii_allow: z.array(PiiAllowPattern).max(200).optional(),
   retry_block: RetryBlock.nullable().optional(),
   max_cost_per_request: Usd.nullable().optional(),
   max_cost_per_trace: Usd.nullable().optional(),
   rpm: Count.nullable().optional(),
   tpm: Count.nullable().optional(),
   clamp_output: z.boolean().optional(),
+  max_tool_calls_per_trace: ToolCallCount.nullable().optional(),
 });
 export type RulesInput = z.infer<typeof RulesInput>;
 
@@ -72,6 +95,8 @@ export const Policy = z
     monthly_budget: Usd.nullable(),
     daily_budget: Usd.nullable(),
     allowed_models: z.array(ModelPattern).nullable(),
+    // Always answered; optional in the type so that policies built before MCP (in code and tests) still type-check: absent = null.
+    allowed_tools: z.array(ToolPattern).nullable().optional().describe('MCP tools the agent may call through /mcp, as globs over "server/tool"; unset = all, [] = none.'),
     rules: Rules,
     labels: Labels,
     created_at: Timestamp,
@@ -86,6 +111,7 @@ export const PutPolicy = z.strictObject({
   monthly_budget: Usd.nullable().optional(),
   daily_budget: Usd.nullable().optional(),
   allowed_models: z.array(ModelPattern).max(500).nullable().optional(),
+  allowed_tools: z.array(ToolPattern).max(500).nullable().optional(),
   rules: RulesInput.optional(),
   labels: Labels.optional(),
 });
@@ -101,6 +127,7 @@ export function mergePolicy(
     monthly_budget: null,
     daily_budget: null,
     allowed_models: null,
+    allowed_tools: null,
     rules: DEFAULT_RULES,
     labels: {},
   };
@@ -113,6 +140,8 @@ export function mergePolicy(
     monthly_budget: input.monthly_budget !== undefined ? input.monthly_budget : base.monthly_budget,
     daily_budget: input.daily_budget !== undefined ? input.daily_budget : base.daily_budget,
     allowed_models: input.allowed_models !== undefined ? input.allowed_models : base.allowed_models,
+    // Policies stored before MCP have no allow-list of tools: all tools.
+    allowed_tools: input.allowed_tools !== undefined ? input.allowed_tools : (base.allowed_tools ?? null),
     rules,
     labels: input.labels ?? base.labels,
   };

@@ -1,5 +1,12 @@
 import { z } from 'zod';
+import { ResourceId, Timestamp } from './common.js';
 import { PiiType } from './policies.js';
+
+/** When an operator stopped the trace (POST /traces/{trace_id}/stop), and why: every later request of it is refused. */
+export const TraceStopped = z
+  .object({ at: Timestamp, reason: z.string().nullable() })
+  .meta({ id: 'TraceStopped' });
+export type TraceStopped = z.infer<typeof TraceStopped>;
 
 export const TraceSummary = z
   .object({
@@ -13,6 +20,7 @@ export const TraceSummary = z
     prompt_tokens: z.number().int(),
     completion_tokens: z.number().int(),
     cost: z.number(),
+    stopped: TraceStopped.nullable().describe('Set once the trace was stopped: every later request of it is 403 trace_stopped.'),
   })
   .meta({ id: 'TraceSummary' });
 export type TraceSummary = z.infer<typeof TraceSummary>;
@@ -21,8 +29,10 @@ export const TraceRequest = z
   .object({
     request_id: z.string(),
     step: z.number().int(),
-    /** The API the client spoke: chat.completions, embeddings, messages. */
+    /** The API the client spoke: chat.completions, embeddings, messages, responses, or mcp for a tool call. */
     endpoint: z.string(),
+    // Optional in the type only, so steps built before MCP still type-check; every step read from the store has it.
+    tool: z.string().nullable().optional().describe('The MCP tool a tool-call step called (`server/tool`, endpoint mcp); null on model steps.'),
     model: z.string().nullable(),
     provider: z.string().nullable(),
     stream: z.boolean(),
@@ -45,6 +55,25 @@ export const TraceRequest = z
 export type TraceRequest = z.infer<typeof TraceRequest>;
 
 export const TraceDetail = TraceSummary.extend({ requests: z.array(TraceRequest) }).meta({ id: 'TraceDetail' });
+
+/** Body of POST /traces/{trace_id}/stop; the whole body may be left out. */
+export const StopTrace = z.strictObject({
+  reason: z.string().min(1, { message: 'must not be empty' }).max(1000, { message: 'must be at most 1000 characters' }).nullable().optional()
+    .describe('Why the trace was stopped, for the people reading the trace.'),
+});
+export type StopTrace = z.infer<typeof StopTrace>;
+
+/** `?tenant_id=` picks the tenant when two tenants share the trace id. */
+export const TraceTenantQuery = z.strictObject({ tenant_id: ResourceId.optional() });
+
+/**
+ * Answer of POST /traces/{trace_id}/stop. Stopping is idempotent: a trace stopped again keeps its first stop (time and
+ * reason), which is answered again.
+ */
+export const TraceStop = z
+  .object({ trace_id: z.string(), tenant_id: z.string(), stopped: TraceStopped })
+  .meta({ id: 'TraceStop' });
+export type TraceStop = z.infer<typeof TraceStop>;
 
 export const TracesQuery = z.strictObject({
   tenant_id: z.string().max(64).optional(),

@@ -9,7 +9,7 @@ import { type EffectivePolicy, effectivePolicy } from '../policy/effective-polic
 import { modelAllowed } from '../policy/model-allowlist.js';
 import { currentAgent } from '../policy/auth.js';
 import type { PolicyView } from '../policy/policy-view.js';
-import type { GenerationCache, Snapshot } from '../storage/snapshot.js';
+import { type GenerationCache, type Snapshot, stoppedTraceKey } from '../storage/snapshot.js';
 import type { RequestContext } from './request-context.js';
 import type { Router, Target } from './router.js';
 
@@ -59,6 +59,7 @@ export async function admit<B extends Record<string, unknown> & { model: string 
     blockingPolicy: plan.blockingPolicy,
     agentId: ctx.agent.id,
     traceKey: ctx.traceFromClient ? traceKey(ctx) : null,
+    stoppedTraces: deps.snapshot.stoppedTraces,
     repeatScope: ctx.traceFromClient ? `t:${ctx.agent.id}:${ctx.traceId}` : `a:${ctx.agent.id}`,
     now: new Date(),
     counters: deps.counters,
@@ -132,9 +133,9 @@ export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget
   throw last;
 }
 
-/** Trace ids come from clients, so they are qualified with the tenant to keep tenants' traces apart. */
+/** Trace ids come from clients, so they are qualified with the tenant to keep tenants' traces apart (as stopped traces are). */
 export function traceKey(ctx: RequestContext): string {
-  return `${ctx.agent.tenant_id}:${ctx.traceId}`;
+  return stoppedTraceKey(ctx.agent.tenant_id, ctx.traceId);
 }
 
 export function actualCost(target: PricedTarget | undefined, usage: Usage): number {

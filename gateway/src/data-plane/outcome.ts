@@ -15,6 +15,8 @@ export interface Outcome {
   model?: string;
   /** The Responses API response id it answered with (`resp_...`): its trace step links to the stored response. */
   responseId?: string;
+  /** The MCP tool a tool call called (`server/tool`): its step records endpoint mcp and this tool. */
+  tool?: string;
 }
 
 /** The model as recorded: a client's text (at most 256 characters, as validated) without NUL characters, which PostgreSQL text cannot hold. */
@@ -51,5 +53,6 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     cached_tokens: o.usage?.cached_prompt_tokens ?? 0,
     reasoning_tokens: o.usage?.reasoning_tokens ?? 0,
     response_id: o.responseId ?? null,
+    tool: o.tool ?? null,
   };
 }

@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentgwError, ID_PATTERN } from '../contract/index.js';
 import { type ErrorLog, toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
-import { authenticateAgent } from '../policy/auth.js';
+import { authenticateAgent, refuseSuspended } from '../policy/auth.js';
+import { traceStoppedError } from '../policy/trace-stop.js';
 import { chatCompletions } from './dialects/chat-completions/chat-completions.js';
 import type { DataPlane } from './data-plane.js';
 import { embeddings } from './dialects/embeddings/embeddings.js';
@@ -33,6 +34,14 @@ type StoredRoute = 'response_get' | 'response_delete' | 'response_items';
 type BodyRoute = Exclude<Route, 'models' | StoredRoute | null>;
 
 const RESPONSES_PREFIX = '/v1/responses/';
+
+/** The routes that are model calls, with the endpoint their trace steps record. */
+const MODEL_CALL_ENDPOINTS: Partial<Record<Exclude<Route, null>, RequestContext['endpoint']>> = {
+  chat: 'chat.completions',
+  embeddings: 'embeddings',
+  messages: 'messages',
+  responses: 'responses',
+};
 
 /** GET / DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items. */
 function storedRoute(method: string | undefined, path: string): Route {
@@ -168,6 +177,8 @@ export class V1Server {
       // Anthropic clients send their key as x-api-key.
       const apiKey = errorDialect === 'anthropic' && h.authorization === undefined ? one(h['x-api-key']) : undefined;
       const agent = authenticateAgent(apiKey !== undefined ? `Bearer ${apiKey}` : one(h.authorization), this.dp.hasher, this.dp.snapshot, errorDialect === 'anthropic');
+      // Refused like a revoked key, and like it not recorded: a suspended agent's retries are no steps of its traces.
+      refuseSuspended(agent);
       const now = Date.now();
       ctx = {
         requestId,
@@ -199,6 +210,14 @@ export class V1Server {
       if (which === null) {
         // Answered, not recorded: a wrong path is no model call, and probes must not fill traces and usage.
         this.fail(undefined, ids, res, new AgentgwError('route_not_found', `No route ${req.method} ${(req.url ?? '').split('?')[0]}: ${NOT_FOUND}`));
+        return;
+      }
+      if (ctx.traceFromClient && this.dp.snapshot.isTraceStopped(agent.tenant_id, ctx.traceId)) {
+        // Before the body is read (CONTRACT's order). A model call's refusal is a blocked step of the trace; counting
+        // tokens, listing models and reading stored responses are no model calls: answered, not recorded.
+        const endpoint = MODEL_CALL_ENDPOINTS[which];
+        if (endpoint) ctx.endpoint = endpoint;
+        this.fail(endpoint ? ctx : undefined, ids, res, traceStoppedError(ctx.traceId));
         return;
       }
       const ex: Exchange = { ctx, req, res, log: this.log };

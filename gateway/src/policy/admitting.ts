@@ -26,6 +26,8 @@ export interface Admitting {
   readonly agentId: string;
   /** The trace charged for the request (tenant-qualified), or null for a trace of one. */
   readonly traceKey: string | null;
+  /** Traces an operator stopped, by the same key as traceKey (the snapshot's); absent: none. */
+  readonly stoppedTraces?: ReadonlySet<string>;
   /** Where repeats of the request are counted: its trace, or the agent when it names none. */
   readonly repeatScope: string;
   readonly now: Date;

@@ -37,10 +37,22 @@ export function authenticateAgent(header: string | undefined, hasher: KeyHasher,
 
 /**
  * The agent as the snapshot knows it now: a request authenticated before a reload (its body still arriving) gets the
- * agent's current policy, and fails like any revoked key when the key was rotated or the agent deleted meanwhile.
+ * agent's current policy, and fails like any revoked key when the key was rotated or the agent deleted meanwhile, or
+ * with agent_suspended when it was suspended meanwhile.
  */
 export function currentAgent(agent: StoredAgent, snapshot: Snapshot): StoredAgent {
   const current = snapshot.agentByKeyHash(agent.key_hash);
   if (!current || current.id !== agent.id) throw unknownKey();
+  refuseSuspended(current);
   return current;
+}
+
+/** CONTRACT's 403 for a suspended agent: right after auth, before anything else is looked at. */
+export function refuseSuspended(agent: StoredAgent): void {
+  if (agent.suspended) {
+    throw new AgentgwError(
+      'agent_suspended',
+      `Agent ${agent.name} is suspended: an admin suspended it, and its requests are refused until an admin resumes it (PATCH /api/agents/${agent.id} {"suspended": false}).`,
+    );
+  }
 }

@@ -1,4 +1,6 @@
 // The checks every data-plane request passes after auth, headers and body validation, in CONTRACT's decision order.
+// A stopped trace is refused by the /v1 front before the body is read; it comes first here again for a request whose
+// body was still arriving when its trace was stopped.
 import type { Check } from './admitting.js';
 import { budgetCheck } from './budget.js';
 import { costCapCheck } from './cost-cap.js';
@@ -6,5 +8,11 @@ import { modelAllowListCheck } from './model-allowlist.js';
 import { piiCheck } from './pii-rules.js';
 import { rateLimitCheck } from './rate-limit.js';
 import { retryBlockCheck } from './retry-block.js';
+import { toolAllowListCheck } from './tool-allowlist.js';
+import { toolCallCapCheck } from './tool-call-cap.js';
+import { traceStopCheck } from './trace-stop.js';
 
-export const CHECKS: readonly Check[] = [modelAllowListCheck, piiCheck, retryBlockCheck, rateLimitCheck, costCapCheck, budgetCheck];
+export const CHECKS: readonly Check[] = [traceStopCheck, modelAllowListCheck, piiCheck, retryBlockCheck, rateLimitCheck, costCapCheck, budgetCheck];
+
+/** MCP tool calls (policy view: tool-call-view.ts): the tool allow-list for the model's, the per-trace call cap for rpm/tpm. */
+export const TOOL_CHECKS: readonly Check[] = [traceStopCheck, toolAllowListCheck, piiCheck, retryBlockCheck, toolCallCapCheck, costCapCheck, budgetCheck];

@@ -521,7 +521,7 @@ describe.each(DIALECTS)('%s: every policy case', (name) => {
     expectServed(d, await ask(d, key, {}, headers), false);
     expectServed(d, await ask(d, key, { stream: true }, headers), true);
     expectRefused(d, await ask(d, key, { text: 'call 555-867-5309 or jane.doe@example.com' }, headers), 403, 'pii_detected');
-    const last = await ask(d, key, { stream: true, text: 'reply to noreply@example.com' }, headers);
+    const last = await ask(d, key, { stream: true, text: 'reply to jane.roe@example.com' }, headers);
     expectRefused(d, last, 403, 'pii_detected');
     const trace = await expectSteps(d, last, 4);
     expect(trace.requests.map((r) => [r.stream, r.status])).toEqual([

@@ -16,6 +16,13 @@ export interface EffectivePolicy {
   dailyBudgeted: boolean;
   /** Some policy lowers output limits to fit instead of refusing (rules.clamp_output). */
   clampOutput: boolean;
+  /** The agent's tenant and its budgets: one pool shared by all its agents, applied whatever the policies say. */
+  tenant: { id: string; monthly_budget: number | null; daily_budget: number | null };
+}
+
+/** The tenant has a budget (daily, or monthly spread over the month): every target needs a price, and spend must be recorded. */
+export function tenantBudgeted(eff: EffectivePolicy): boolean {
+  return eff.tenant.monthly_budget !== null || eff.tenant.daily_budget !== null;
 }
 
 /** The daily limit that applies: each policy's own (explicit, or its monthly budget / days in month), the tightest. */
@@ -72,5 +79,6 @@ export function effectivePolicy(
     captureBodies: policies.some((p) => p.labels.capture_bodies === 'true'),
     dailyBudgeted: policies.some((p) => p.daily_budget !== null || p.monthly_budget !== null),
     clampOutput: policies.some((p) => p.rules.clamp_output),
+    tenant: { id: agent.tenant_id, monthly_budget: agent.tenant_budget?.monthly_budget ?? null, daily_budget: agent.tenant_budget?.daily_budget ?? null },
   };
 }

@@ -2,6 +2,7 @@
 import { maxOutputTokensFor, worstCaseCost } from '../accounting/cost.js';
 import { AgentgwError } from '../contract/index.js';
 import type { Admitting, PricedModel } from './admitting.js';
+import { tenantBudgeted } from './effective-policy.js';
 
 /** rules.clamp_output never lowers an output limit below this: a shorter answer is of little use to an agent. */
 export const MIN_CLAMPED_OUTPUT_TOKENS = 256;
@@ -10,10 +11,10 @@ export function promptUpperOf(a: Admitting): number {
   return (a.promptUpper ??= a.view.promptTokensUpperBound(a.body));
 }
 
-/** True when some budget or cost cap applies, so every target needs a price. */
+/** True when some budget (the agent's or its tenant's) or cost cap applies, so every target needs a price. */
 function limited(a: Admitting): boolean {
   const e = a.eff;
-  return e.monthlyBudget !== null || e.dailyBudgeted || e.maxCostPerRequest !== null || e.maxCostPerTrace !== null;
+  return e.monthlyBudget !== null || e.dailyBudgeted || e.maxCostPerRequest !== null || e.maxCostPerTrace !== null || tenantBudgeted(e);
 }
 
 function priceUnknown(t: PricedModel): AgentgwError {

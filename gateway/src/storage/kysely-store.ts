@@ -1,5 +1,5 @@
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
-import { type AdminKey, type Agent, AgentgwError, DEFAULT_RULES, type Policy, type Role, type Tenant, type TraceRequest, type TraceSummary, type UsageRow } from '../contract/index.js';
+import { type AdminKey, type Agent, AgentgwError, DEFAULT_RULES, type Policy, type Role, type Tenant, type TraceRequest, type TraceStopped, type TraceSummary, type UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
 import type { Database } from './schema.js';
 import type {
@@ -11,6 +11,7 @@ import type {
   StoredAgent,
   StoredResponse,
   TraceFilter,
+  TraceStopRecord,
   UsageFilter,
   UsageRecord,
 } from './store.js';
@@ -54,8 +55,18 @@ export function isUniqueViolation(e: unknown): boolean {
 export type UsageRecordRow = Omit<Database['usage_records'], 'seq'>;
 
 function toTenant(r: Database['tenants']): Tenant {
-  return { id: r.id, name: r.name, labels: JSON.parse(r.labels), created_at: r.created_at, updated_at: r.updated_at };
+  return {
+    id: r.id,
+    name: r.name,
+    labels: JSON.parse(r.labels),
+    monthly_budget: usdOrNull(r.monthly_budget),
+    daily_budget: usdOrNull(r.daily_budget),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
 }
+/** A budget column (PostgreSQL may answer a numeric as text). */
+const usdOrNull = (v: number | string | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
 function toAgent(r: Database['agents']): Agent {
   return {
     id: r.id,
@@ -63,6 +74,7 @@ function toAgent(r: Database['agents']): Agent {
     tenant_id: r.tenant_id,
     policy_id: r.policy_id,
     labels: JSON.parse(r.labels),
+    suspended: Number(r.suspended) === 1,
     key_prefix: r.key_prefix,
     created_at: r.created_at,
     updated_at: r.updated_at,
@@ -75,6 +87,7 @@ function toPolicy(r: Database['policies']): Policy {
     monthly_budget: r.monthly_budget === null ? null : Number(r.monthly_budget),
     daily_budget: r.daily_budget === null ? null : Number(r.daily_budget),
     allowed_models: r.allowed_models === null ? null : JSON.parse(r.allowed_models),
+    allowed_tools: r.allowed_tools == null ? null : JSON.parse(r.allowed_tools),
     // Rules added by a later release read as their defaults in policies stored before it.
     rules: { ...DEFAULT_RULES, ...JSON.parse(r.rules) },
     labels: JSON.parse(r.labels),
@@ -143,9 +156,10 @@ export class KyselyStore implements Store {
     return { data: data.map(map), next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null };
   }
 
-  async createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'>): Promise<Tenant> {
+  async createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'> & Partial<Pick<Tenant, 'monthly_budget' | 'daily_budget'>>): Promise<Tenant> {
     const ts = now();
-    const row = { id: t.id, name: t.name, labels: JSON.stringify(t.labels), created_at: ts, updated_at: ts };
+    const budgets = { monthly_budget: t.monthly_budget ?? null, daily_budget: t.daily_budget ?? null };
+    const row = { id: t.id, name: t.name, labels: JSON.stringify(t.labels), ...budgets, created_at: ts, updated_at: ts };
     await this.db.insertInto('tenants').values(row).execute();
     return toTenant(row);
   }
@@ -156,10 +170,12 @@ export class KyselyStore implements Store {
   listTenants(q: PageQuery & { tenant_id?: string }) {
     return this.pageOf('tenants', q, toTenant, false);
   }
-  async updateTenant(id: string, patch: { name?: string; labels?: Tenant['labels'] }) {
+  async updateTenant(id: string, patch: { name?: string; labels?: Tenant['labels']; monthly_budget?: number | null; daily_budget?: number | null }) {
     const set: Partial<Database['tenants']> = { updated_at: now() };
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.labels !== undefined) set.labels = JSON.stringify(patch.labels);
+    if (patch.monthly_budget !== undefined) set.monthly_budget = patch.monthly_budget;
+    if (patch.daily_budget !== undefined) set.daily_budget = patch.daily_budget;
     await this.db.updateTable('tenants').set(set).where('id', '=', id).execute();
     return this.getTenant(id);
   }
@@ -187,9 +203,10 @@ export class KyselyStore implements Store {
     }
   }
 
-  async createAgent(a: Omit<StoredAgent, 'created_at' | 'updated_at'>): Promise<Agent> {
+  async createAgent(a: Omit<StoredAgent, 'created_at' | 'updated_at' | 'suspended'> & { suspended?: boolean }): Promise<Agent> {
     const ts = now();
-    const row = { ...a, labels: JSON.stringify(a.labels), created_at: ts, updated_at: ts };
+    const { suspended, ...fields } = a;
+    const row = { ...fields, labels: JSON.stringify(a.labels), suspended: suspended ? 1 : 0, created_at: ts, updated_at: ts };
     await this.db.insertInto('agents').values(row).execute();
     return toAgent(row);
   }
@@ -200,8 +217,9 @@ export class KyselyStore implements Store {
   listAgents(q: PageQuery & { tenant_id?: string }) {
     return this.pageOf('agents', q, toAgent, true);
   }
-  async updateAgent(id: string, patch: { name?: string; policy_id?: string | null; labels?: Agent['labels'] }) {
+  async updateAgent(id: string, patch: { name?: string; policy_id?: string | null; labels?: Agent['labels']; suspended?: boolean }) {
     const set: Partial<Database['agents']> = { updated_at: now() };
+    if (patch.suspended !== undefined) set.suspended = patch.suspended ? 1 : 0;
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.policy_id !== undefined) set.policy_id = patch.policy_id;
     if (patch.labels !== undefined) set.labels = JSON.stringify(patch.labels);
@@ -217,8 +235,18 @@ export class KyselyStore implements Store {
     return Number(r.numDeletedRows) > 0;
   }
   async allAgents(): Promise<StoredAgent[]> {
-    const rows = await this.db.selectFrom('agents').selectAll().execute();
-    return rows.map((r) => ({ ...toAgent(r), key_hash: r.key_hash }));
+    // With its tenant's budgets: the snapshot then holds them, so a change applies to the next request on every node.
+    const rows = await this.db
+      .selectFrom('agents')
+      .leftJoin('tenants', 'tenants.id', 'agents.tenant_id')
+      .selectAll('agents')
+      .select(['tenants.monthly_budget as tenant_monthly_budget', 'tenants.daily_budget as tenant_daily_budget'])
+      .execute();
+    return rows.map(({ tenant_monthly_budget, tenant_daily_budget, ...r }) => ({
+      ...toAgent(r),
+      key_hash: r.key_hash,
+      tenant_budget: { monthly_budget: usdOrNull(tenant_monthly_budget), daily_budget: usdOrNull(tenant_daily_budget) },
+    }));
   }
 
   async getPolicy(id: string) {
@@ -232,6 +260,7 @@ export class KyselyStore implements Store {
       monthly_budget: f.monthly_budget,
       daily_budget: f.daily_budget,
       allowed_models: f.allowed_models === null ? null : JSON.stringify(f.allowed_models),
+      allowed_tools: f.allowed_tools == null ? null : JSON.stringify(f.allowed_tools),
       rules: JSON.stringify(f.rules),
       labels: JSON.stringify(f.labels),
       updated_at: ts,
@@ -358,6 +387,7 @@ export class KyselyStore implements Store {
       pii_types: JSON.stringify(r.pii_types),
       // A journal written by an earlier release has rows without it.
       response_id: r.response_id ?? null,
+      tool: r.tool ?? null,
     }));
     // A record already written (a retried flush) is skipped rather than failing the batch.
     await this.db
@@ -459,11 +489,12 @@ export class KyselyStore implements Store {
     const aggregates = new Map<string, any>();
     for (const r of await this.report(this.scoped(this.traceAggregates().where('trace_id', 'in', ids), f, true))) aggregates.set(traceKey(r.tenant_id, r.trace_id), r);
     const ends = await this.endedAt(ids, f);
+    const stops = await this.stopsOf(ids, f.tenant_id);
     const last = data[data.length - 1]!;
     return {
       data: data.map((t) => {
         const key = traceKey(t.tenant_id, t.trace_id);
-        return this.toSummary(aggregates.get(key), ends.get(key));
+        return this.toSummary(aggregates.get(key), ends.get(key), stops.get(key));
       }),
       next_cursor: more ? encodeCursor([last.started_at, last.trace_id, last.tenant_id]) : null,
     };
@@ -488,7 +519,16 @@ export class KyselyStore implements Store {
     return out;
   }
 
-  private toSummary(r: any, ended: string | undefined): TraceSummary {
+  /** Stops of these trace ids (of one tenant when given), keyed by traceKey. */
+  private async stopsOf(traceIds: string[], tenantId: string | undefined): Promise<Map<string, TraceStopped>> {
+    let q = this.db.selectFrom('trace_stops').select(['tenant_id', 'trace_id', 'stopped_at', 'reason']).where('trace_id', 'in', traceIds);
+    if (tenantId) q = q.where('tenant_id', '=', tenantId);
+    const out = new Map<string, TraceStopped>();
+    for (const r of await q.execute()) out.set(traceKey(r.tenant_id, r.trace_id), { at: r.stopped_at, reason: r.reason });
+    return out;
+  }
+
+  private toSummary(r: any, ended: string | undefined, stopped: TraceStopped | undefined): TraceSummary {
     return {
       trace_id: r.trace_id,
       tenant_id: r.tenant_id,
@@ -500,6 +540,7 @@ export class KyselyStore implements Store {
       prompt_tokens: Number(r.prompt_tokens ?? 0),
       completion_tokens: Number(r.completion_tokens ?? 0),
       cost: round(Number(r.cost ?? 0)),
+      stopped: stopped ?? null,
     };
   }
 
@@ -510,7 +551,7 @@ export class KyselyStore implements Store {
       .select([
         'seq', 'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
         'prompt_tokens', 'completion_tokens', 'cost', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types',
-        'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id',
+        'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool',
       ])
       .where('trace_id', '=', traceId);
     if (tenantId) q = q.where('tenant_id', '=', tenantId);
@@ -538,10 +579,12 @@ export class KyselyStore implements Store {
       started_at: r.started_at,
       pii_types: JSON.parse(r.pii_types),
       response_id: r.response_id ?? null,
+      tool: r.tool ?? null,
     }));
     const ended = rows
       .map((r) => new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString())
       .reduce((a, b) => (a > b ? a : b));
+    const stopped = (await this.stopsOf([traceId], rows[0]!.tenant_id)).get(traceKey(rows[0]!.tenant_id, traceId));
     return {
       trace_id: traceId,
       tenant_id: rows[0]!.tenant_id,
@@ -553,8 +596,36 @@ export class KyselyStore implements Store {
       prompt_tokens: rows.reduce((s, r) => s + r.prompt_tokens, 0),
       completion_tokens: rows.reduce((s, r) => s + r.completion_tokens, 0),
       cost: round(rows.reduce((s, r) => s + Number(r.cost), 0)),
+      stopped: stopped ?? null,
       requests,
     };
+  }
+
+  async traceTenants(traceId: string) {
+    // By the usage_trace index; a trace's rows, not the table's.
+    const rows = await this.db.selectFrom('usage_records').select('tenant_id').distinct().where('trace_id', '=', traceId).orderBy('tenant_id').execute();
+    return rows.map((r) => r.tenant_id);
+  }
+
+  async stopTrace(stop: TraceStopRecord): Promise<TraceStopRecord> {
+    const { tenant_id, trace_id, reason, stopped_at, stopped_by } = stop;
+    // The first stop is kept: a repeat (or a concurrent stop on another node) changes nothing and reads it back.
+    await this.db
+      .insertInto('trace_stops')
+      .values({ tenant_id, trace_id, reason, stopped_at, stopped_by })
+      .onConflict((oc) => oc.columns(['tenant_id', 'trace_id']).doNothing())
+      .execute();
+    return this.db.selectFrom('trace_stops').selectAll().where('tenant_id', '=', tenant_id).where('trace_id', '=', trace_id).executeTakeFirstOrThrow();
+  }
+
+  async recentTraceStops(since: string, limit: number) {
+    return this.db
+      .selectFrom('trace_stops')
+      .select(['tenant_id', 'trace_id'])
+      .where('stopped_at', '>=', utc(since))
+      .orderBy('stopped_at', 'desc')
+      .limit(limit)
+      .execute();
   }
 
   async usage(f: UsageFilter): Promise<UsageRow[]> {
@@ -597,6 +668,16 @@ export class KyselyStore implements Store {
         .groupBy('agent_id'),
     );
     return rows.map((r) => ({ agent_id: r.agent_id, cost: Number(r.cost ?? 0) }));
+  }
+  async tenantSpendSince(since: string) {
+    const rows = await this.report(
+      this.db
+        .selectFrom('usage_records')
+        .select((eb) => ['tenant_id', eb.fn.sum<number>('cost').as('cost')])
+        .where('started_at', '>=', utc(since))
+        .groupBy('tenant_id'),
+    );
+    return rows.map((r) => ({ tenant_id: r.tenant_id, cost: Number(r.cost ?? 0) }));
   }
   async traceSpendSince(since: string) {
     const rows = await this.report(

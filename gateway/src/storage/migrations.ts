@@ -130,6 +130,40 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('usage_records').addColumn('response_id', 'text').execute();
     },
   },
+  '0006_trace_stops_agent_suspension': {
+    // Stopped traces and suspended agents live in the database, so a Redis restart forgets neither.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('trace_stops')
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('trace_id', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text')
+        .addColumn('stopped_at', 'text', (c) => c.notNull())
+        .addColumn('stopped_by', 'text', (c) => c.notNull())
+        // Trace id first: trace listings look stops up by trace id, across tenants for an unscoped admin.
+        .addPrimaryKeyConstraint('trace_stops_pk', ['trace_id', 'tenant_id'])
+        .execute();
+      // Snapshots load the newest stops first.
+      await db.schema.createIndex('trace_stops_time').on('trace_stops').columns(['stopped_at']).execute();
+      // Agents written before are not suspended.
+      await db.schema.alterTable('agents').addColumn('suspended', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
+  '0007_tenant_budgets': {
+    // One budget pool per tenant, shared by its agents; tenants written before have none (null = unlimited).
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('tenants').addColumn('monthly_budget', 'double precision').execute();
+      await db.schema.alterTable('tenants').addColumn('daily_budget', 'double precision').execute();
+    },
+  },
+  '0008_usage_tool': {
+    // MCP: a tool-call step names its tool (`server/tool`); model steps have none. Policies gain their allow-list of
+    // tools: those written before allow every tool (null), as they allowed every tool call before MCP came.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('usage_records').addColumn('tool', 'text').execute();
+      await db.schema.alterTable('policies').addColumn('allowed_tools', 'text').execute();
+    },
+  },
   };
 }
 

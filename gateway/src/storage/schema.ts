@@ -2,13 +2,15 @@ import type { Generated } from 'kysely';
 
 /** Row types of the one Kysely schema shared by SQLite and PostgreSQL. JSON columns are text; times are RFC 3339 text. */
 export interface Database {
-  tenants: { id: string; name: string; labels: string; created_at: string; updated_at: string };
+  tenants: { id: string; name: string; labels: string; created_at: string; updated_at: string; monthly_budget: number | null; daily_budget: number | null };
   policies: {
     id: string;
     tenant_id: string | null;
     monthly_budget: number | null;
     daily_budget: number | null;
     allowed_models: string | null;
+    /** JSON array of `server/tool` globs, null = every tool (0008). */
+    allowed_tools: string | null;
     rules: string;
     labels: string;
     created_at: string;
@@ -24,6 +26,8 @@ export interface Database {
     key_hash: string;
     created_at: string;
     updated_at: string;
+    /** 1 while suspended (0006). */
+    suspended: number;
   };
   admin_keys: {
     id: string;
@@ -61,6 +65,8 @@ export interface Database {
     cached_tokens: number;
     reasoning_tokens: number;
     response_id: string | null;
+    /** The MCP tool of a tool-call step (`server/tool`, endpoint mcp); null on model steps (0008). */
+    tool: string | null;
   };
   responses: {
     id: string;
@@ -73,5 +79,14 @@ export interface Database {
     created_at: string;
     input: string;
     response: string;
+  };
+  /** Traces an operator stopped (0006): one row per (tenant, trace); the first stop is kept. */
+  trace_stops: {
+    tenant_id: string;
+    trace_id: string;
+    reason: string | null;
+    stopped_at: string;
+    /** The admin key that stopped it. */
+    stopped_by: string;
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_RULES, type Policy } from '../contract/index.js';
-import { Snapshot } from './snapshot.js';
+import { Snapshot, TRACE_STOP_CAP, TRACE_STOP_WINDOW_MS } from './snapshot.js';
 import type { Store, StoredAgent } from './store.js';
 
 const policy = (id: string, monthly_budget: number): Policy => ({
@@ -37,6 +37,12 @@ function fakeStore() {
     async allAgents(): Promise<StoredAgent[]> {
       return [];
     },
+    stopQueries: [] as Array<{ since: string; limit: number }>,
+    stops: [] as Array<{ tenant_id: string; trace_id: string }>,
+    async recentTraceStops(since: string, limit: number) {
+      this.stopQueries.push({ since, limit });
+      return this.stops;
+    },
     async allPolicies() {
       const seen = policies;
       if (hold) {
@@ -47,6 +53,7 @@ function fakeStore() {
     },
   };
   return {
+    raw: store,
     store: store as unknown as Store,
     setPolicies: (p: Policy[]) => {
       policies = p;
@@ -90,5 +97,30 @@ describe('Snapshot', () => {
     const other = new Snapshot(f.store);
     await other.reload();
     expect(other.maintenance.enabled).toBe(true);
+  });
+
+  test('holds the stopped traces of the last 30 days, at most TRACE_STOP_CAP, keyed by tenant and trace', async () => {
+    const f = fakeStore();
+    f.raw.stops = [{ tenant_id: 'acme', trace_id: 'run-1' }, { tenant_id: 'globex', trace_id: 'a:b' }];
+    const snap = new Snapshot(f.store);
+    const before = Date.now();
+    await snap.reload();
+    const q = f.raw.stopQueries.at(-1)!;
+    expect(q.limit).toBe(TRACE_STOP_CAP);
+    expect(TRACE_STOP_CAP).toBe(100_000);
+    expect(Date.parse(q.since)).toBeGreaterThanOrEqual(before - TRACE_STOP_WINDOW_MS);
+    expect(Date.parse(q.since)).toBeLessThanOrEqual(Date.now() - TRACE_STOP_WINDOW_MS);
+    expect(TRACE_STOP_WINDOW_MS).toBe(30 * 86_400_000);
+    expect(snap.isTraceStopped('acme', 'run-1')).toBe(true);
+    expect(snap.isTraceStopped('globex', 'run-1')).toBe(false);
+    expect(snap.isTraceStopped('globex', 'a:b')).toBe(true);
+    expect(snap.stoppedTraces.has('acme:run-1')).toBe(true);
+
+    // A write elsewhere is read back at the next load, with a new generation for the caches.
+    const gen = snap.generation;
+    f.raw.stops = [...f.raw.stops, { tenant_id: 'acme', trace_id: 'run-2' }];
+    await snap.changed();
+    expect(snap.isTraceStopped('acme', 'run-2')).toBe(true);
+    expect(snap.generation).toBeGreaterThan(gen);
   });
 });

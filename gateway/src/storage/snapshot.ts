@@ -14,15 +14,30 @@ const NODE_STALE_MS = 3000;
 const NODE_HEARTBEAT_MS = 1000;
 /** The longest an admin write waits for the other nodes to apply it. */
 const APPLY_WAIT_MS = 3000;
+/**
+ * Stopped traces held in memory, so a request's trace is checked without the database: the stops of the last 30 days,
+ * at most the newest 100,000 (a few MB). A trace that comes back after that is no longer refused; agents' traces last
+ * minutes to hours, and their ids (session ids, UUIDs) are not reused.
+ */
+export const TRACE_STOP_WINDOW_MS = 30 * 86_400_000;
+export const TRACE_STOP_CAP = 100_000;
+
+/** How a stopped trace is keyed: its tenant, since trace ids come from clients (as admission's trace keys). */
+export function stoppedTraceKey(tenantId: string, traceId: string): string {
+  return `${tenantId}:${traceId}`;
+}
 
 /**
- * The data plane's in-memory read model of agents, policies and maintenance, so no request waits on the database.
+ * The data plane's in-memory read model of agents, policies, maintenance and stopped traces, so no request waits on the
+ * database.
  * A write reloads this node at once and waits until every live node has applied it (each polls the version and says
  * which one it holds), so a revoked key or a suspended agent stops working everywhere before the admin call returns.
  */
 export class Snapshot {
   private byKeyHash = new Map<string, StoredAgent>();
   private policies = new Map<string, Policy>();
+  /** Keys of stopped traces (stoppedTraceKey). */
+  private stops: ReadonlySet<string> = new Set<string>();
   private maintenanceState: Maintenance = { enabled: false, message: null, since: null };
   private version = '';
   /** Bumped on every applied load: caches derived from agents and policies are valid for one generation. */
@@ -123,21 +138,23 @@ export class Snapshot {
   private async load(): Promise<void> {
     const seq = ++this.loadsStarted;
     const version = (await this.store.getSetting(VERSION_KEY)) ?? '';
-    const [agents, policies, maintenance] = await Promise.all([
+    const [agents, policies, maintenance, stops] = await Promise.all([
       this.store.allAgents(),
       this.store.allPolicies(),
       this.store.getSetting(MAINTENANCE_KEY),
+      this.store.recentTraceStops(new Date(Date.now() - TRACE_STOP_WINDOW_MS).toISOString(), TRACE_STOP_CAP),
     ]);
     if (seq < this.loadApplied) return;
     this.loadApplied = seq;
     this.byKeyHash = new Map(agents.map((a) => [a.key_hash, a]));
     this.policies = new Map(policies.map((p) => [p.id, p]));
+    this.stops = new Set(stops.map((t) => stoppedTraceKey(t.tenant_id, t.trace_id)));
     this.maintenanceState = maintenance ? JSON.parse(maintenance) : { enabled: false, message: null, since: null };
     this.version = version;
     this.gen++;
   }
 
-  /** Changes whenever agents, policies or maintenance may have changed. */
+  /** Changes whenever agents, policies, maintenance or stopped traces may have changed. */
   get generation(): number {
     return this.gen;
   }
@@ -173,6 +190,13 @@ export class Snapshot {
   }
   get maintenance(): Maintenance {
     return this.maintenanceState;
+  }
+  /** Stopped traces by stoppedTraceKey: a set lookup per request, no database. */
+  get stoppedTraces(): ReadonlySet<string> {
+    return this.stops;
+  }
+  isTraceStopped(tenantId: string, traceId: string): boolean {
+    return this.stops.has(stoppedTraceKey(tenantId, traceId));
   }
 }
 

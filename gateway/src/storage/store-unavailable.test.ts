@@ -81,6 +81,7 @@ describe('the snapshot while the database is away', () => {
       settingsWithPrefix: () => call(() => []),
       deleteSetting: () => call(() => undefined),
       allAgents: () => call(() => []),
+      recentTraceStops: () => call(() => []),
       allPolicies: () => call(() => [policy(state.budget)]),
     } as unknown as Store;
     return { store, state };
@@ -135,6 +136,7 @@ describe('the snapshot while the database is away', () => {
       deleteSetting: async () => undefined,
       allAgents: async () => [],
       allPolicies: async () => [],
+      recentTraceStops: async () => [],
     } as unknown as Store;
     const snapshot = new Snapshot(store);
     await snapshot.start(100);

@@ -11,6 +11,7 @@ const policyFields = (over: Partial<PolicyFields> = {}): PolicyFields => ({
   monthly_budget: null,
   daily_budget: null,
   allowed_models: null,
+  allowed_tools: null,
   rules: DEFAULT_RULES,
   labels: {},
   ...over,
@@ -60,7 +61,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
     test('create, get, update, delete', async () => {
       const id = uid('t-');
       const created = await store.createTenant({ id, name: 'Acme', labels: { env: 'prod' } });
-      expect(created).toEqual({ id, name: 'Acme', labels: { env: 'prod' }, created_at: expect.any(String), updated_at: created.created_at });
+      expect(created).toEqual({ id, name: 'Acme', labels: { env: 'prod' }, monthly_budget: null, daily_budget: null, created_at: expect.any(String), updated_at: created.created_at });
       expect(await store.getTenant(id)).toEqual(created);
 
       const updated = await store.updateTenant(id, { name: 'Acme Inc.' });
@@ -72,6 +73,20 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       expect(await store.deleteTenant(id)).toBe('deleted');
       expect(await store.getTenant(id)).toBeUndefined();
       expect(await store.deleteTenant(id)).toBe('missing');
+    });
+
+    test("budgets: set at create, changed or kept by update, cleared by null; every agent carries its tenant's", async () => {
+      const id = uid('t-');
+      expect(await store.createTenant({ id, name: 'B', labels: {}, monthly_budget: 250.5, daily_budget: 0 })).toMatchObject({ monthly_budget: 250.5, daily_budget: 0 });
+      expect(await store.updateTenant(id, { daily_budget: 12.25 })).toMatchObject({ monthly_budget: 250.5, daily_budget: 12.25 });
+      expect(await store.updateTenant(id, { name: 'B2' })).toMatchObject({ monthly_budget: 250.5, daily_budget: 12.25 });
+      expect(await store.updateTenant(id, { monthly_budget: null })).toMatchObject({ monthly_budget: null, daily_budget: 12.25 });
+      expect((await store.listTenants({ limit: 500, tenant_id: id })).data[0]).toMatchObject({ monthly_budget: null, daily_budget: 12.25 });
+      const agent = await store.createAgent({ id: uid('agt_'), tenant_id: id, name: 'a', policy_id: null, labels: {}, key_prefix: 'agk_x', key_hash: uid('h') });
+      expect((await store.allAgents()).find((a) => a.id === agent.id)?.tenant_budget).toEqual({ monthly_budget: null, daily_budget: 12.25 });
+      expect(await store.getAgent(agent.id)).not.toHaveProperty('tenant_budget');
+      await store.deleteAgent(agent.id);
+      await store.deleteTenant(id);
     });
 
     test('a missing tenant: get and update answer undefined', async () => {
@@ -132,7 +147,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       const row = agentRow(tenant, 'bot-1', { policy_id: pid });
       const created = await store.createAgent(row);
       const { key_hash: _h, ...pub } = row;
-      expect(created).toEqual({ ...pub, created_at: expect.any(String), updated_at: expect.any(String) });
+      expect(created).toEqual({ ...pub, suspended: false, created_at: expect.any(String), updated_at: expect.any(String) });
       expect(created).not.toHaveProperty('key_hash');
       expect(await store.getAgent(row.id)).toEqual(created);
 
@@ -169,6 +184,22 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       await store.createAgent(a);
       const b = { ...agentRow(tenant, uid('k-')), key_hash: a.key_hash };
       expect(isUniqueViolation(await rejection(store.createAgent(b)))).toBe(true);
+    });
+
+    test('suspended: false unless asked, set and cleared by updateAgent, in the snapshot read', async () => {
+      const plain = await store.createAgent(agentRow(tenant, uid('s-')));
+      expect(plain.suspended).toBe(false);
+      const born = await store.createAgent({ ...agentRow(tenant, uid('s-')), suspended: true });
+      expect(born.suspended).toBe(true);
+      expect((await store.getAgent(born.id))!.suspended).toBe(true);
+
+      const suspended = await store.updateAgent(plain.id, { suspended: true });
+      expect(suspended).toMatchObject({ id: plain.id, suspended: true, name: plain.name, policy_id: plain.policy_id, labels: plain.labels });
+      expect((await store.allAgents()).find((a) => a.id === plain.id)?.suspended).toBe(true);
+      // Other fields leave it alone.
+      expect((await store.updateAgent(plain.id, { labels: { x: 'y' } }))?.suspended).toBe(true);
+      expect((await store.updateAgent(plain.id, { suspended: false }))?.suspended).toBe(false);
+      expect((await store.listAgents({ limit: 500, tenant_id: tenant })).data.find((a) => a.id === born.id)?.suspended).toBe(true);
     });
 
     test('list filters by tenant', async () => {
@@ -477,6 +508,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
         started_at: at(0),
         pii_types: [],
         response_id: null,
+        tool: null,
       });
       expect(t!.requests[1]).toMatchObject({ status: 'blocked', http_status: 403, error_code: 'pii_detected', pii_types: ['email', 'phone'], model: null, stream: false, ttft_ms: null });
     });
@@ -592,7 +624,10 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       ]);
     });
 
-    test('spend per agent and per trace since a time', async () => {
+    test('spend per agent, per tenant and per trace since a time', async () => {
+      const byTenant = Object.fromEntries((await store.tenantSpendSince(at(5))).map((r) => [r.tenant_id, r.cost]));
+      expect(byTenant[tA]).toBeCloseTo(0.7, 10);
+      expect(byTenant[tB]).toBeCloseTo(1.1, 10);
       const spend = await store.spendSince(at(5));
       const byAgent = Object.fromEntries(spend.map((r) => [r.agent_id, r.cost]));
       expect(byAgent.agt_a1).toBeCloseTo(0.3, 10);
@@ -601,6 +636,64 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       const traces = Object.fromEntries((await store.traceSpendSince(at(0))).map((r) => [`${r.tenant_id}/${r.trace_id}`, r.cost]));
       expect(traces[`${tA}/${trace1}`]).toBeCloseTo(0.4, 10);
       expect(traces[`${tB}/${trace3}`]).toBeCloseTo(1.1, 10);
+    });
+  });
+
+  describe('trace stops', () => {
+    const T0 = Date.parse('2030-04-01T10:00:00.000Z');
+    const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+    const stop = (tenant_id: string, trace_id: string, over: { reason?: string | null; stopped_at?: string; stopped_by?: string } = {}) =>
+      store.stopTrace({ tenant_id, trace_id, reason: over.reason ?? null, stopped_at: over.stopped_at ?? at(100), stopped_by: over.stopped_by ?? 'root' });
+
+    beforeAll(async () => {
+      await store.insertUsage([
+        usageRecord({ trace_id: 'stop-shared', tenant_id: 'st-b', agent_id: 'agt_b', started_at: at(0) }),
+        usageRecord({ trace_id: 'stop-shared', tenant_id: 'st-a', agent_id: 'agt_a', started_at: at(1) }),
+        usageRecord({ trace_id: 'stop-shared', tenant_id: 'st-a', agent_id: 'agt_a', started_at: at(2) }),
+        usageRecord({ trace_id: 'stop-own', tenant_id: 'st-a', agent_id: 'agt_a', started_at: at(3) }),
+      ]);
+    });
+
+    test('traceTenants: the tenants that recorded a trace id, once each', async () => {
+      expect(await store.traceTenants('stop-shared')).toEqual(['st-a', 'st-b']);
+      expect(await store.traceTenants('stop-own')).toEqual(['st-a']);
+      expect(await store.traceTenants('stop-never')).toEqual([]);
+    });
+
+    test('stopTrace keeps the first stop; a trace id of another tenant is another trace', async () => {
+      const first = await stop('st-a', 'stop-shared', { reason: 'looping on a tool', stopped_at: at(100), stopped_by: 'adk_1' });
+      expect(first).toEqual({ tenant_id: 'st-a', trace_id: 'stop-shared', reason: 'looping on a tool', stopped_at: at(100), stopped_by: 'adk_1' });
+      expect(await stop('st-a', 'stop-shared', { reason: 'again', stopped_at: at(200), stopped_by: 'adk_2' })).toEqual(first);
+
+      const a = await store.getTrace('stop-shared', 'st-a');
+      expect(a?.stopped).toEqual({ at: at(100), reason: 'looping on a tool' });
+      expect((await store.getTrace('stop-shared', 'st-b'))?.stopped).toBeNull();
+      // Unscoped, the tenant that started first (st-b) answers: its trace was not stopped.
+      expect((await store.getTrace('stop-shared'))?.stopped).toBeNull();
+      expect((await store.getTrace('stop-own'))?.stopped).toBeNull();
+    });
+
+    test('listTraces shows each trace its own stop', async () => {
+      await stop('st-a', 'stop-own', { stopped_at: at(150) });
+      const listed = (await store.listTraces({ limit: 50, since: at(-1) })).data.filter((t) => t.trace_id.startsWith('stop-'));
+      expect(listed.map((t) => [t.tenant_id, t.trace_id, t.stopped])).toEqual([
+        ['st-a', 'stop-own', { at: at(150), reason: null }],
+        ['st-a', 'stop-shared', { at: at(100), reason: 'looping on a tool' }],
+        ['st-b', 'stop-shared', null],
+      ]);
+      const scoped = await store.listTraces({ limit: 50, tenant_id: 'st-b', since: at(-1) });
+      expect(scoped.data.map((t) => [t.trace_id, t.stopped])).toEqual([['stop-shared', null]]);
+    });
+
+    test('recentTraceStops: stops since a time, newest first, at most a limit', async () => {
+      await stop('st-c', 'stop-old', { stopped_at: at(-86_400) });
+      await stop('st-c', 'stop-new', { stopped_at: at(300) });
+      const keys = (rows: Array<{ tenant_id: string; trace_id: string }>) => rows.map((r) => `${r.tenant_id}:${r.trace_id}`);
+      expect(keys(await store.recentTraceStops(at(0), 10))).toEqual(['st-c:stop-new', 'st-a:stop-own', 'st-a:stop-shared']);
+      expect(keys(await store.recentTraceStops(at(0), 2))).toEqual(['st-c:stop-new', 'st-a:stop-own']);
+      // A bound with an offset means the same instant.
+      expect(keys(await store.recentTraceStops('2030-04-01T12:01:40+02:00', 10))).toEqual(['st-c:stop-new', 'st-a:stop-own', 'st-a:stop-shared']);
+      expect(keys(await store.recentTraceStops(at(-90_000), 10))).toContain('st-c:stop-old');
     });
   });
 

@@ -12,6 +12,8 @@ export interface Page<T> {
 
 export interface StoredAgent extends Agent {
   key_hash: string;
+  /** Its tenant's budgets (one pool for all the tenant's agents), read with the agent for the data plane's snapshot. */
+  tenant_budget?: { monthly_budget: number | null; daily_budget: number | null };
 }
 export interface StoredAdminKey extends AdminKey {
   key_hash: string;
@@ -46,6 +48,8 @@ export interface UsageRecord {
   reasoning_tokens: number;
   /** The Responses API response (`resp_...`) this request answered with; null on other endpoints. */
   response_id: string | null;
+  /** The MCP tool of a tool-call step (`server/tool`, endpoint `mcp`); absent or null on model steps (and in journals of earlier releases). */
+  tool?: string | null;
 }
 
 /** One OpenAI Responses API turn that agentgw keeps (store: true), read back by `previous_response_id` and GET /responses/{id}. */
@@ -65,6 +69,16 @@ export interface StoredResponse {
   input: string;
   /** JSON of the response object as answered. */
   response: string;
+}
+
+/** An operator's stop of one trace (POST /traces/{trace_id}/stop): every later request of it is refused. */
+export interface TraceStopRecord {
+  tenant_id: string;
+  trace_id: string;
+  reason: string | null;
+  stopped_at: string;
+  /** The admin key that stopped it. */
+  stopped_by: string;
 }
 
 export interface TraceFilter {
@@ -87,17 +101,18 @@ export type PolicyFields = Omit<Policy, 'id' | 'created_at' | 'updated_at'>;
 export interface Store {
   readonly kind: StorageKind;
 
-  createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'>): Promise<Tenant>;
+  createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'> & Partial<Pick<Tenant, 'monthly_budget' | 'daily_budget'>>): Promise<Tenant>;
   getTenant(id: string): Promise<Tenant | undefined>;
   listTenants(q: PageQuery & { tenant_id?: string }): Promise<Page<Tenant>>;
-  updateTenant(id: string, patch: { name?: string; labels?: Tenant['labels'] }): Promise<Tenant | undefined>;
+  updateTenant(id: string, patch: { name?: string; labels?: Tenant['labels']; monthly_budget?: number | null; daily_budget?: number | null }): Promise<Tenant | undefined>;
   /** Deletes the tenant unless agents or policies remain: 'not_empty' then. */
   deleteTenant(id: string): Promise<'deleted' | 'missing' | 'not_empty'>;
 
-  createAgent(a: Omit<StoredAgent, 'created_at' | 'updated_at'>): Promise<Agent>;
+  /** `suspended` defaults to false. */
+  createAgent(a: Omit<StoredAgent, 'created_at' | 'updated_at' | 'suspended'> & { suspended?: boolean }): Promise<Agent>;
   getAgent(id: string): Promise<Agent | undefined>;
   listAgents(q: PageQuery & { tenant_id?: string }): Promise<Page<Agent>>;
-  updateAgent(id: string, patch: { name?: string; policy_id?: string | null; labels?: Agent['labels'] }): Promise<Agent | undefined>;
+  updateAgent(id: string, patch: { name?: string; policy_id?: string | null; labels?: Agent['labels']; suspended?: boolean }): Promise<Agent | undefined>;
   setAgentKey(id: string, key_hash: string, key_prefix: string): Promise<boolean>;
   deleteAgent(id: string): Promise<boolean>;
   /** Every agent with its key hash: the data plane's snapshot. */
@@ -134,9 +149,17 @@ export interface Store {
   readonly usageBatchRows?: number;
   listTraces(f: TraceFilter): Promise<Page<TraceSummary>>;
   getTrace(traceId: string, tenantId?: string): Promise<(TraceSummary & { requests: TraceRequest[] }) | undefined>;
+  /** The tenants that recorded requests under a trace id (ids come from clients, so two tenants may share one). */
+  traceTenants(traceId: string): Promise<string[]>;
+  /** Stops the trace unless it is stopped already; answers the stop now stored (the first one: a repeat changes nothing). */
+  stopTrace(stop: TraceStopRecord): Promise<TraceStopRecord>;
+  /** Stops made at or after `since`, newest first, at most `limit`: what the data plane's snapshot holds. */
+  recentTraceStops(since: string, limit: number): Promise<Array<Pick<TraceStopRecord, 'tenant_id' | 'trace_id'>>>;
   usage(f: UsageFilter): Promise<UsageRow[]>;
   /** Cost per agent since a time: seeds in-memory budget counters after a restart. */
   spendSince(since: string): Promise<Array<{ agent_id: string; cost: number }>>;
+  /** Cost per tenant since a time: seeds tenant budgets after a restart or a Redis rebuild. */
+  tenantSpendSince(since: string): Promise<Array<{ tenant_id: string; cost: number }>>;
   /** Cost per trace since a time: seeds trace budgets after a restart. */
   traceSpendSince(since: string): Promise<Array<{ tenant_id: string; trace_id: string; cost: number }>>;
   /** Cost recorded for one trace: re-seeds a trace whose spend left the in-memory counters when it comes back. */

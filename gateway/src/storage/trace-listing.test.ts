@@ -73,6 +73,7 @@ function expected(rows: UsageRecord[], f: Omit<TraceFilter, 'limit' | 'cursor'>)
       prompt_tokens: g.reduce((n, r) => n + r.prompt_tokens, 0),
       completion_tokens: g.reduce((n, r) => n + r.completion_tokens, 0),
       cost: g.reduce((n, r) => n + r.cost, 0),
+      stopped: null,
     });
   }
   const key = (t: TraceSummary) => [t.started_at, t.trace_id, t.tenant_id];

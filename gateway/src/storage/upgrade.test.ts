@@ -45,7 +45,10 @@ describe('upgrading a database of an earlier release', () => {
         const trace = await store.getTrace('trace-old');
         expect(trace?.requests[0]).toMatchObject({ request_id: 'req_old', endpoint: 'chat.completions', cached_tokens: 0, reasoning_tokens: 0, prompt_tokens: 12 });
         const policy = await store.getPolicy('p1');
-        expect(policy?.rules).toEqual({ ...oldRules, pii_scope: ['user'], clamp_output: false });
+        expect(policy?.rules).toEqual({ ...oldRules, pii_scope: ['user'], pii_allow: [], clamp_output: false, max_tool_calls_per_trace: null });
+        // Policies of the release before MCP allow every tool; their steps name no tool.
+        expect(policy?.allowed_tools).toBeNull();
+        expect(trace?.requests[0]?.tool).toBeNull();
       } finally {
         await store.close();
       }
@@ -111,6 +114,38 @@ describe.each(['sqlite', 'postgres'] as const)('upgrading a database of the rele
         await store.putResponse(stored);
         expect(await store.getResponse('resp_after')).toEqual(stored);
         expect(await store.sweepResponses('2026-03-01T00:00:00.000Z')).toBe(1);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await old.remove();
+    }
+  });
+});
+
+describe.each(['sqlite', 'postgres'] as const)('upgrading a database of the release before trace stops and suspension on %s', (kind) => {
+  test('agents written before are not suspended; traces written before are not stopped and can be', async () => {
+    const old = await databaseAt(kind, '0005_responses');
+    try {
+      const ts = '2026-03-01T00:00:00.000Z';
+      await old.db.insertInto('tenants').values({ id: 'acme', name: 'Acme', labels: '{}', created_at: ts, updated_at: ts }).execute();
+      await old.db
+        .insertInto('agents')
+        .values({ id: 'agt_0000000000000001', tenant_id: 'acme', name: 'bot', policy_id: null, labels: '{}', key_prefix: 'agk_old', key_hash: 'hash-old', created_at: ts, updated_at: ts })
+        .execute();
+      await old.db.destroy();
+
+      const store = await old.open();
+      try {
+        expect(await store.getAgent('agt_0000000000000001')).toMatchObject({ name: 'bot', suspended: false });
+        expect((await store.allAgents())[0]).toMatchObject({ key_hash: 'hash-old', suspended: false });
+        expect((await store.updateAgent('agt_0000000000000001', { suspended: true }))?.suspended).toBe(true);
+
+        await store.insertUsage([usageRecord({ trace_id: 'trace-before', tenant_id: 'acme', agent_id: 'agt_0000000000000001', started_at: ts })]);
+        expect((await store.getTrace('trace-before'))?.stopped).toBeNull();
+        await store.stopTrace({ tenant_id: 'acme', trace_id: 'trace-before', reason: null, stopped_at: '2026-03-01T00:01:00.000Z', stopped_by: 'root' });
+        expect((await store.getTrace('trace-before'))?.stopped).toEqual({ at: '2026-03-01T00:01:00.000Z', reason: null });
+        expect(await store.recentTraceStops(ts, 10)).toEqual([{ tenant_id: 'acme', trace_id: 'trace-before' }]);
       } finally {
         await store.close();
       }

@@ -23,6 +23,13 @@ export function otelTraceId(tenantId: string, traceId: string): string {
   return createHash('sha256').update(`${tenantId}\u0000${traceId}`).digest('hex').slice(0, 32);
 }
 
+/** An MCP tool call as its span names it: the tool as the agent called it (`server__tool`), its server and session. */
+export interface ToolCallInfo {
+  tool: string;
+  server: string;
+  sessionId: string;
+}
+
 /** One span per data-plane request, with OpenTelemetry GenAI semantic-convention attributes, exported over OTLP/HTTP. */
 export class GenAiSpans {
   private readonly ids = new DerivedIdGenerator();
@@ -65,6 +72,38 @@ export class GenAiSpans {
           'agentgw.stream': r.stream,
           'http.response.status_code': r.http_status,
           ...(r.ttft_ms !== null ? { 'agentgw.ttft_ms': r.ttft_ms } : {}),
+          ...(r.error_code ? { 'error.type': r.error_code } : {}),
+          ...(r.pii_types.length ? { 'agentgw.pii_types': r.pii_types } : {}),
+        },
+      },
+      ROOT_CONTEXT,
+    );
+    if (r.error_code) span.setStatus({ code: SpanStatusCode.ERROR, message: r.error_code });
+    span.end(start + r.latency_ms);
+  }
+
+  /** One `execute_tool` span per MCP tool call, in the agent trace's OpenTelemetry trace like its model calls. */
+  recordToolCall(r: UsageRecord, call: ToolCallInfo): void {
+    const start = Date.parse(r.started_at);
+    this.ids.next = otelTraceId(r.tenant_id, r.trace_id);
+    const span = this.tracer.startSpan(
+      `execute_tool ${call.tool}`,
+      {
+        kind: SpanKind.CLIENT,
+        startTime: start,
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': call.tool,
+          'gen_ai.tool.type': 'extension',
+          'gen_ai.conversation.id': r.trace_id,
+          'mcp.method.name': 'tools/call',
+          'mcp.session.id': call.sessionId,
+          'agentgw.mcp.server': call.server,
+          'agentgw.request_id': r.request_id,
+          'agentgw.trace_id': r.trace_id,
+          'agentgw.tenant_id': r.tenant_id,
+          'agentgw.agent_id': r.agent_id,
+          'agentgw.cost_usd': r.cost,
           ...(r.error_code ? { 'error.type': r.error_code } : {}),
           ...(r.pii_types.length ? { 'agentgw.pii_types': r.pii_types } : {}),
         },

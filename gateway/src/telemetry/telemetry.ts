@@ -1,6 +1,6 @@
 import type { UsageRecord } from '../storage/store.js';
 import { Metrics } from './metrics.js';
-import type { GenAiSpans } from './otel.js';
+import type { GenAiSpans, ToolCallInfo } from './otel.js';
 
 /** Where every finished request goes besides the usage store: Prometheus metrics, and OpenTelemetry spans when configured. */
 export class Telemetry {
@@ -22,6 +22,12 @@ export class Telemetry {
   requestFinished(r: UsageRecord, request: { operation: 'chat' | 'embeddings'; model: string | null }): void {
     this.metrics.observe(r);
     this.spans?.record(r, request.operation, request.model);
+  }
+
+  /** An MCP tool call through /mcp: the data-plane series, and an `execute_tool` span (GenAI semantic conventions). */
+  toolCallFinished(r: UsageRecord, call: ToolCallInfo): void {
+    this.metrics.observe(r);
+    this.spans?.recordToolCall(r, call);
   }
 
   counterError(err: unknown): void {

@@ -270,6 +270,121 @@ describe.each(impls.map((impl) => [impl.name, impl] as const))('%s counters', (_
     });
   });
 
+  describe('tenant pool', () => {
+    // One pool shared by every agent of the tenant, on top of each agent's own budgets (CONTRACT "Tenant budgets").
+    const pool = (dailyLimit: number | null, monthlyLimit: number | null = null, tenantId = 'acme') => ({ tenantId, dailyLimit, monthlyLimit });
+    const agentOf = (i: number) => `agt_${i}`;
+
+    it('is shared by the agents of a tenant and refuses with the tenant window, its limit and what is used', async () => {
+      const [c] = impl.make();
+      await c.settle(await reserveId(c, { agentId: agentOf(1), amount: 0.4, tenant: pool(1, 10) }), 0.4);
+      await reserveId(c, { agentId: agentOf(2), amount: 0.5, tenant: pool(1, 10) });
+      // Each agent is far from its own daily limit of 1; together they have used 0.9 of the tenant's 1.
+      expect(await c.reserve(request({ agentId: agentOf(3), amount: 0.2, tenant: pool(1, 10) }))).toEqual({
+        ok: false,
+        which: 'tenant_daily',
+        resetAt: new Date('2025-02-01T00:00:00Z'),
+        limit: 1,
+        used: 0.9,
+      });
+      expect(await c.reserve(request({ agentId: agentOf(3), amount: 0.2, tenant: pool(null, 0.95) }))).toMatchObject({
+        ok: false,
+        which: 'tenant_monthly',
+        resetAt: new Date('2025-02-01T00:00:00Z'),
+        limit: 0.95,
+      });
+      expect((await c.reserve(request({ agentId: agentOf(3), amount: 0.1, tenant: pool(1, 10) }))).ok).toBe(true);
+      // Another tenant has a pool of its own.
+      expect((await c.reserve(request({ agentId: agentOf(4), amount: 0.9, tenant: pool(1, 10, 'globex') }))).ok).toBe(true);
+      expect(await c.tenantSpend('acme', T0)).toEqual({ day: 0.4, month: 0.4 });
+      expect(await c.tenantSpend('globex', T0)).toEqual({ day: 0, month: 0 });
+    });
+
+    it('is checked after the agent daily, monthly and trace limits (CONTRACT order), tenant daily before monthly', async () => {
+      const [c] = impl.make();
+      const all = { amount: 2, dailyLimit: 1, monthlyLimit: 1, traceLimit: 1, tenant: pool(1, 1) };
+      expect(await c.reserve(request(all))).toMatchObject({ ok: false, which: 'daily' });
+      expect(await c.reserve(request({ ...all, dailyLimit: null }))).toMatchObject({ ok: false, which: 'monthly' });
+      expect(await c.reserve(request({ ...all, dailyLimit: null, monthlyLimit: null }))).toMatchObject({ ok: false, which: 'trace' });
+      // A trace of one request: its limit applies to it alone, still before the tenant's.
+      expect(await c.reserve(request({ ...all, dailyLimit: null, monthlyLimit: null, traceId: null }))).toMatchObject({ ok: false, which: 'trace' });
+      expect(await c.reserve(request({ ...all, dailyLimit: null, monthlyLimit: null, traceLimit: null }))).toMatchObject({ ok: false, which: 'tenant_daily' });
+      expect(await c.reserve(request({ ...all, dailyLimit: null, monthlyLimit: null, traceLimit: null, tenant: pool(null, 1) }))).toMatchObject({
+        ok: false,
+        which: 'tenant_monthly',
+        resetAt: new Date('2025-02-01T00:00:00Z'),
+      });
+      expect((await c.reserve(request({ amount: 2, dailyLimit: null, monthlyLimit: null, traceLimit: null, tenant: pool(null, null) }))).ok).toBe(true);
+    });
+
+    it('a refusal by any window holds nothing in the others', async () => {
+      const [c] = impl.make();
+      expect(await c.reserve(request({ amount: 0.6, dailyLimit: 0.5, tenant: pool(1) }))).toMatchObject({ ok: false, which: 'daily' });
+      expect(await c.reserve(request({ agentId: agentOf(2), amount: 0.6, dailyLimit: 5, tenant: pool(0.5) }))).toMatchObject({ ok: false, which: 'tenant_daily' });
+      // Neither refusal left a hold behind: the whole pool and the first agent's whole day are still there.
+      expect((await c.reserve(request({ amount: 0.5, dailyLimit: 0.5, tenant: pool(0.5) }))).ok).toBe(true);
+    });
+
+    it('records spend without limits, releases holds, settles once, and expires holds nobody settles', async () => {
+      const [c] = impl.make({ reservationTtlMs: 60_000 });
+      // No limit at all (Redis makes no round trip to reserve): the cost still reaches the tenant at settle.
+      await c.settle(await reserveId(c, { amount: 0.3, dailyLimit: null, monthlyLimit: null, tenant: pool(null) }), 0.25);
+      expect(await c.tenantSpend('acme', T0)).toEqual({ day: 0.25, month: 0.25 });
+      const released = await reserveId(c, { agentId: agentOf(2), amount: 0.5, tenant: pool(1) });
+      expect(await c.release(released)).toBe(true);
+      const settled = await reserveId(c, { agentId: agentOf(3), amount: 0.5, tenant: pool(1) });
+      expect(await c.settle(settled, 0.5)).toBe(true);
+      expect(await c.settle(settled, 0.5)).toBe(false);
+      expect(await c.tenantSpend('acme', T0)).toEqual({ day: 0.75, month: 0.75 });
+      // 0.75 spent: a hold of 0.25 fills the pool until it expires.
+      await reserveId(c, { agentId: agentOf(4), amount: 0.25, tenant: pool(1) });
+      expect(await c.reserve(request({ agentId: agentOf(5), amount: 1e-10, tenant: pool(1) }))).toMatchObject({ ok: false, which: 'tenant_daily', used: 1 });
+      expect((await c.reserve(request({ agentId: agentOf(5), amount: 0.25, tenant: pool(1), now: minutes(1) }))).ok).toBe(true);
+    });
+
+    it('keeps a tenant and an agent of the same id apart', async () => {
+      const [c] = impl.make();
+      await c.settle(await reserveId(c, { agentId: 'twin', amount: 0.5, tenant: pool(null, null, 'other') }), 0.5);
+      await c.settle(await reserveId(c, { agentId: 'agt_9', amount: 0.2, tenant: pool(null, null, 'twin') }), 0.2);
+      expect(await c.spend('twin', T0)).toEqual({ day: 0.5, month: 0.5 });
+      expect(await c.tenantSpend('twin', T0)).toEqual({ day: 0.2, month: 0.2 });
+    });
+
+    it('starts a new day at UTC midnight and a new month on the 1st; a hold counts in the day it was made', async () => {
+      const [c] = impl.make();
+      const lastMinute = new Date('2025-01-31T23:59:00Z');
+      const held = await reserveId(c, { amount: 0.5, now: lastMinute, tenant: pool(1, 1.5) });
+      const nextDay = new Date('2025-02-01T00:00:01Z');
+      expect((await c.reserve(request({ agentId: agentOf(2), amount: 1, now: nextDay, tenant: pool(1, 1.5) }))).ok).toBe(true);
+      await c.settle(held, 0.4);
+      expect(await c.tenantSpend('acme', lastMinute)).toEqual({ day: 0.4, month: 0.4 });
+      expect(await c.tenantSpend('acme', nextDay)).toEqual({ day: 0, month: 0 });
+    });
+
+    it('restores tenant spend from seed rows', async () => {
+      const [c] = impl.make();
+      await c.seed({ now: T0, agents: [], traces: [], tenants: [{ tenantId: 'acme', day: 0.7, month: 3 }] });
+      expect(await c.tenantSpend('acme', T0)).toEqual({ day: 0.7, month: 3 });
+      expect(await c.reserve(request({ agentId: agentOf(2), amount: 0.4, tenant: pool(1) }))).toMatchObject({ ok: false, which: 'tenant_daily', used: 0.7 });
+      expect(await c.reserve(request({ agentId: agentOf(2), amount: 0.1, tenant: pool(null, 3.05) }))).toMatchObject({ ok: false, which: 'tenant_monthly' });
+      expect((await c.reserve(request({ agentId: agentOf(2), amount: 0.3, tenant: pool(1) }))).ok).toBe(true);
+    });
+
+    it('grants exactly the pool to 500 concurrent reservations from 10 agents (2 nodes for Redis)', async () => {
+      const nodes = impl.make(undefined, 2);
+      const results = await Promise.all(
+        Array.from({ length: 500 }, (_, i) =>
+          nodes[i % nodes.length].reserve(request({ agentId: agentOf(i % 10), traceId: null, amount: 0.01, dailyLimit: 5, monthlyLimit: null, tenant: pool(0.5) })),
+        ),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(50);
+      expect(results.filter((r) => !r.ok && r.which === 'tenant_daily')).toHaveLength(450);
+      const ids = results.flatMap((r) => (r.ok ? [r.reservationId] : []));
+      await Promise.all(ids.map((id, i) => nodes[(i + 1) % nodes.length].settle(id, 0.01)));
+      expect(await nodes[0].tenantSpend('acme', T0)).toEqual({ day: 0.5, month: 0.5 });
+    });
+  });
+
   describe('rate limits', () => {
     const limits = { agentId: 'agt_1', rpm: 3, tpm: null, tokens: 10 };
 
@@ -366,8 +481,12 @@ describe.runIf(haveRedis)('redis counters', () => {
     await c.rateLimit({ agentId: 'agt_1', rpm: 5, tpm: 100, tokens: 5, now });
     await c.addTokens('agt_1', 3, now);
     await c.countRepeat({ key: 'k', windowSeconds: 10, now });
-    await c.seed({ now, agents: [{ agentId: 'agt_9', day: 1, month: 1 }], traces: [{ traceId: 'tr_9', cost: 1 }] });
+    await c.seed({ now, agents: [{ agentId: 'agt_9', day: 1, month: 1 }], traces: [{ traceId: 'tr_9', cost: 1 }], tenants: [{ tenantId: 'globex', day: 1, month: 1 }] });
+    await c.settle(await reserveId(c, { now, tenant: { tenantId: 'acme', dailyLimit: 5, monthlyLimit: null } }), 0.05);
+    await c.settle(await reserveId(c, { now, dailyLimit: null, monthlyLimit: null, tenant: { tenantId: 'initech', dailyLimit: null, monthlyLimit: null } }), 0.05);
     const keys = await admin!.keys(`${prefix}*`);
+    // The tenants' day and month spend (their holds went with the settles): acme reserved, globex seeded, initech had no limit.
+    for (const tenant of ['acme', 'globex', 'initech']) expect(keys.filter((k) => /:spend:t[dm]:/.test(k) && k.endsWith(`:${tenant}`))).toHaveLength(2);
     expect(keys.length).toBeGreaterThan(5);
     for (const key of keys) expect(await admin!.pttl(key), key).toBeGreaterThan(0);
   });
@@ -378,6 +497,10 @@ describe.runIf(haveRedis)('redis counters', () => {
     await c.seed({ now: T0, agents: [{ agentId: 'agt_1', day: 5, month: 5 }, { agentId: 'agt_2', day: 1, month: 2 }], traces: [] });
     expect(await c.spend('agt_1', T0)).toEqual({ day: 0.3, month: 0.3 });
     expect(await c.spend('agt_2', T0)).toEqual({ day: 1, month: 2 });
+    await c.settle(await reserveId(c, { amount: 0.3, tenant: { tenantId: 'acme', dailyLimit: null, monthlyLimit: 9 } }), 0.3);
+    await c.seed({ now: T0, agents: [], traces: [], tenants: [{ tenantId: 'acme', day: 5, month: 5 }, { tenantId: 'globex', day: 1, month: 2 }] });
+    expect(await c.tenantSpend('acme', T0)).toEqual({ day: 0.3, month: 0.3 });
+    expect(await c.tenantSpend('globex', T0)).toEqual({ day: 1, month: 2 });
   });
 
   it('ignores reservation ids it did not issue', async () => {

@@ -1,4 +1,4 @@
-import { dayKeyEnd, monthKeyEnd, monthKeyOfDay, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from '../budget-window.js';
+import { dayKeyEnd, monthKeyEnd, monthKeyOfDay, utcDayKey, utcMonthKey } from '../budget-window.js';
 import { EvictedTraces } from './evicted-traces.js';
 import { RepeatTracker } from './repeat-tracker.js';
 import { minuteOf, RATE_WINDOW_MS, rateLimitExceeded, refusal, tokenCount } from './sliding-window.js';
@@ -7,6 +7,7 @@ import {
   DEFAULT_RESERVATION_TTL_MS,
   DEFAULT_TRACE_TTL_MS,
   CountersUnavailableError,
+  type BudgetWindow,
   type CounterOptions,
   type Counters,
   type RateLimitRequest,
@@ -15,6 +16,7 @@ import {
   type ReserveRequest,
   type ReserveResult,
   type SeedRows,
+  windowResetAt,
 } from './spec.js';
 import { fromUnits, limitToUnits, toUnits, WINDOW_GRACE_MS } from './units.js';
 
@@ -37,6 +39,8 @@ type Scope = Window | TraceWindow;
 interface Hold {
   agentId: string;
   traceId: string | null;
+  /** The tenant pool the hold also counts in, when the request named one. */
+  tenantId: string | null;
   day: string;
   amount: number;
   createdAt: number;
@@ -131,25 +135,31 @@ export class MemoryCounters implements Counters {
     }
     const amount = toUnits(req.amount);
     const day = utcDayKey(req.now);
-    const scopes = this.scopes(req.agentId, traceId, day, now);
-    const limits = [limitToUnits(req.dailyLimit), limitToUnits(req.monthlyLimit), limitToUnits(req.traceLimit)];
-    for (let i = 0; i < scopes.length; i++) {
-      const limit = limits[i];
-      const w = scopes[i];
+    const tenantId = req.tenant?.tenantId ?? null;
+    const [agentDay, agentMonth] = this.agentScopes(req.agentId, day);
+    // Without a trace the request is a trace of one: its limit applies to this request alone (an empty window held nowhere).
+    const trace: Scope = traceId !== null ? this.trace(traceId, now) : { spent: 0, reserved: 0, usedAt: now };
+    const checks: Array<[BudgetWindow, Scope, number | null]> = [
+      ['daily', agentDay, limitToUnits(req.dailyLimit)],
+      ['monthly', agentMonth, limitToUnits(req.monthlyLimit)],
+      ['trace', trace, limitToUnits(req.traceLimit)],
+    ];
+    if (req.tenant) {
+      const [tenantDay, tenantMonth] = this.tenantScopes(req.tenant.tenantId, day);
+      checks.push(['tenant_daily', tenantDay, limitToUnits(req.tenant.dailyLimit)], ['tenant_monthly', tenantMonth, limitToUnits(req.tenant.monthlyLimit)]);
+    }
+    // Every window is checked before any is held, with no await between: concurrent requests of the tenant's agents cannot pass together.
+    for (const [which, w, limit] of checks) {
       if (limit !== null && w.spent + w.reserved + amount > limit) {
-        const which = (['daily', 'monthly', 'trace'] as const)[i];
-        const resetAt = which === 'daily' ? nextUtcDayStart(req.now) : which === 'monthly' ? nextUtcMonthStart(req.now) : null;
-        return { ok: false, which, resetAt, limit: fromUnits(limit), used: fromUnits(w.spent + w.reserved) };
+        return { ok: false, which, resetAt: windowResetAt(which, req.now), limit: fromUnits(limit), used: fromUnits(w.spent + w.reserved) };
       }
     }
-    if (req.traceId === null && limits[2] !== null && amount > limits[2]) {
-      return { ok: false, which: 'trace', resetAt: null, limit: fromUnits(limits[2]), used: 0 };
-    }
-    for (const w of scopes) w.reserved += amount;
+    for (const [, w] of checks) w.reserved += amount;
     const id = `m${++this.seq}`;
     this.holds.set(id, {
       agentId: req.agentId,
       traceId,
+      tenantId,
       day,
       amount,
       createdAt: now,
@@ -170,6 +180,12 @@ export class MemoryCounters implements Counters {
   async spend(agentId: string, now: Date): Promise<{ day: number; month: number }> {
     const day = this.windows.get(dayKey(utcDayKey(now), agentId))?.spent ?? 0;
     const month = this.windows.get(monthKey(utcMonthKey(now), agentId))?.spent ?? 0;
+    return { day: fromUnits(day), month: fromUnits(month) };
+  }
+
+  async tenantSpend(tenantId: string, now: Date): Promise<{ day: number; month: number }> {
+    const day = this.windows.get(tenantDayKey(utcDayKey(now), tenantId))?.spent ?? 0;
+    const month = this.windows.get(tenantMonthKey(utcMonthKey(now), tenantId))?.spent ?? 0;
     return { day: fromUnits(day), month: fromUnits(month) };
   }
 
@@ -243,6 +259,10 @@ export class MemoryCounters implements Counters {
       this.window(dayKey(day, a.agentId), dayKeyEnd(day) + WINDOW_GRACE_MS).spent = toUnits(a.day);
       this.window(monthKey(month, a.agentId), monthKeyEnd(month) + WINDOW_GRACE_MS).spent = toUnits(a.month);
     }
+    for (const t of rows.tenants ?? []) {
+      this.window(tenantDayKey(day, t.tenantId), dayKeyEnd(day) + WINDOW_GRACE_MS).spent = toUnits(t.day);
+      this.window(tenantMonthKey(month, t.tenantId), monthKeyEnd(month) + WINDOW_GRACE_MS).spent = toUnits(t.month);
+    }
     for (const t of rows.traces) {
       const held = this.traces.get(t.traceId);
       if (held) held.spent = toUnits(t.cost);
@@ -290,11 +310,19 @@ export class MemoryCounters implements Counters {
     return p;
   }
 
-  /** The day, month and (when set) trace windows a reservation made at `now` counts in; the trace becomes the most recently used. */
-  private scopes(agentId: string, traceId: string | null, day: string, now: number): Scope[] {
-    const scopes: Scope[] = this.agentScopes(agentId, day);
-    if (traceId !== null) scopes.push(this.trace(traceId, now));
+  /** The day and month windows of the agent and, when the hold names one, of its tenant: what a hold counts in besides its trace. */
+  private holdScopes(hold: Hold): Window[] {
+    const scopes = this.agentScopes(hold.agentId, hold.day);
+    if (hold.tenantId !== null) scopes.push(...this.tenantScopes(hold.tenantId, hold.day));
     return scopes;
+  }
+
+  private tenantScopes(tenantId: string, day: string): Window[] {
+    const month = monthKeyOfDay(day);
+    return [
+      this.window(tenantDayKey(day, tenantId), dayKeyEnd(day) + WINDOW_GRACE_MS),
+      this.window(tenantMonthKey(month, tenantId), monthKeyEnd(month) + WINDOW_GRACE_MS),
+    ];
   }
 
   private agentScopes(agentId: string, day: string): Window[] {
@@ -335,7 +363,7 @@ export class MemoryCounters implements Counters {
       if (!hold) return false;
       this.lapsed.delete(reservationId);
     }
-    for (const w of this.agentScopes(hold.agentId, hold.day)) {
+    for (const w of this.holdScopes(hold)) {
       if (held) w.reserved -= hold.amount;
       w.spent += actualUnits;
     }
@@ -396,7 +424,7 @@ export class MemoryCounters implements Counters {
     for (const [id, hold] of this.holds) {
       if (hold.holdUntil > now) break;
       this.holds.delete(id);
-      for (const w of this.agentScopes(hold.agentId, hold.day)) w.reserved -= hold.amount;
+      for (const w of this.holdScopes(hold)) w.reserved -= hold.amount;
       const t = hold.traceId === null ? undefined : this.traces.get(hold.traceId);
       if (t) t.reserved -= hold.amount;
       this.lapsed.set(id, hold);
@@ -417,3 +445,6 @@ export class MemoryCounters implements Counters {
 
 const dayKey = (day: string, agentId: string) => `d|${day}|${agentId}`;
 const monthKey = (month: string, agentId: string) => `m|${month}|${agentId}`;
+// Tenant ids and agent ids may look alike: their windows never share a key.
+const tenantDayKey = (day: string, tenantId: string) => `td|${day}|${tenantId}`;
+const tenantMonthKey = (month: string, tenantId: string) => `tm|${month}|${tenantId}`;

@@ -101,6 +101,32 @@ describe('Redis counters that lost their state', () => {
     expect((await b.reserve(req({ amount: 5 }))).ok).toBe(true);
   });
 
+  it('rebuild the tenant pool from the usage rows too: agents of the tenant cannot take it over after a restart', async () => {
+    const prefix = `agwtest:${randomUUID()}:`;
+    const rows = { acme: 0 };
+    const loadSeed = async (): Promise<SeedRows> => ({ now: new Date(), agents: [], traces: [], tenants: [{ tenantId: 'acme', day: rows.acme, month: rows.acme }] });
+    const [a, b] = [0, 1].map(() => {
+      const c = new RedisCounters({ url: redis.url, prefix, loadSeed, rebuildWaitMs: 2_000 });
+      opened.push(c);
+      return c;
+    });
+    const pool = { tenantId: 'acme', dailyLimit: 10, monthlyLimit: null };
+    await a!.seed(await loadSeed());
+    for (let i = 0; i < 6; i++) {
+      const r = await a!.reserve(req({ agentId: `agt_${i}`, traceId: null, dailyLimit: null, tenant: pool }));
+      if (!r.ok) throw new Error('refused');
+      await a!.settle(r.reservationId, 1);
+    }
+    rows.acme = 6;
+    await redis.restartWithoutData();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => untilAnswering(() => [a, b][i % 2]!.reserve(req({ agentId: `agt_${i % 10}`, traceId: null, dailyLimit: null, tenant: pool })))),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(4);
+    expect(results.filter((r) => !r.ok && r.which === 'tenant_daily')).toHaveLength(16);
+    expect(await b!.tenantSpend('acme', new Date())).toEqual({ day: 6, month: 6 });
+  });
+
   it('without a seed source, a new Redis starts empty and works as before', async () => {
     const c = new RedisCounters({ url: redis.url, prefix: `agwtest:${randomUUID()}:` });
     opened.push(c);

@@ -5,10 +5,13 @@
  */
 
 /**
- * KEYS: epoch, record, then (spend hash, holds zset) for the day, the month and optionally the trace.
- * ARGV: now ms, amount, hold member, hold deadline ms, daily, monthly, trace limits ('' = none),
- *       day, month, trace key TTLs ms, record TTL ms, epoch TTL ms.
- * Returns {1, epoch}, {0, which, used}, or {-1} when the epoch key is missing: this Redis lost the spend it was seeded
+ * KEYS: epoch, record, then (spend hash, holds zset) per window, in the order they are checked: the agent's day and
+ * month, optionally the trace, optionally the tenant's day and month (one pool for all its agents).
+ * ARGV: now ms, amount, hold member, hold deadline ms, record TTL ms, epoch TTL ms, the trace limit of a request without
+ *       trace keys ('' = none), then per window: its name, its limit ('' = none), its key TTL ms.
+ * Every window is checked before any is held, in one script: concurrent requests of any agent on any node cannot pass
+ * a limit together.
+ * Returns {1, epoch}, {0, name, used}, or {-1} when the epoch key is missing: this Redis lost the spend it was seeded
  * with (restarted without persistence, flushed), so nothing is admitted until the counters are rebuilt.
  */
 export const RESERVE = `
@@ -16,11 +19,11 @@ local epoch = redis.call('GET', KEYS[1])
 if not epoch then return { -1 } end
 local now = tonumber(ARGV[1])
 local amount = tonumber(ARGV[2])
-local names = { 'daily', 'monthly', 'trace' }
 local scopes = (#KEYS - 2) / 2
 
 for i = 1, scopes do
   local h, z = KEYS[2 * i + 1], KEYS[2 * i + 2]
+  local name, limit = ARGV[3 * i + 5], ARGV[3 * i + 6]
   -- Holds past their deadline (a crashed node's) stop counting.
   local stale = redis.call('ZRANGEBYSCORE', z, '-inf', now, 'LIMIT', 0, 500)
   if #stale > 0 then
@@ -29,36 +32,35 @@ for i = 1, scopes do
     redis.call('ZREM', z, unpack(stale))
     redis.call('HINCRBY', h, 'reserved', string.format('%d', -total))
   end
-  local limit = ARGV[4 + i]
   if limit ~= '' then
     local v = redis.call('HMGET', h, 'spent', 'reserved')
     local used = (tonumber(v[1]) or 0) + (tonumber(v[2]) or 0)
     if used + amount > tonumber(limit) then
-      return { 0, names[i], string.format('%d', used) }
+      return { 0, name, string.format('%d', used) }
     end
   end
-end
--- Without trace keys the request is a trace of one: its limit applies to this request alone.
-if scopes < 3 and ARGV[7] ~= '' and amount > tonumber(ARGV[7]) then
-  return { 0, 'trace', '0' }
+  -- Without trace keys the request is a trace of one: its limit applies to this request alone, after the agent's month.
+  if name == 'monthly' and ARGV[7] ~= '' and amount > tonumber(ARGV[7]) then
+    return { 0, 'trace', '0' }
+  end
 end
 
 for i = 1, scopes do
   local h, z = KEYS[2 * i + 1], KEYS[2 * i + 2]
   redis.call('HINCRBY', h, 'reserved', ARGV[2])
   redis.call('ZADD', z, ARGV[4], ARGV[3])
-  redis.call('PEXPIRE', h, ARGV[7 + i])
-  redis.call('PEXPIRE', z, ARGV[7 + i])
+  redis.call('PEXPIRE', h, ARGV[3 * i + 7])
+  redis.call('PEXPIRE', z, ARGV[3 * i + 7])
 end
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[11])
-redis.call('PEXPIRE', KEYS[1], ARGV[12])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return { 1, epoch }
 `;
 
 /**
  * Settle (actual > 0) or release (actual = 0). KEYS as RESERVE (epoch, record, windows).
- * ARGV: hold member, reserved amount, actual amount, day, month, trace key TTLs ms, the epoch the reservation was made
- * under, the time the settle started (ms).
+ * ARGV: hold member, reserved amount, actual amount, the epoch the reservation was made under, the time the settle
+ * started (ms), then a key TTL ms per window.
  * Returns 1; 0 when the reservation was already settled or released; 2 when its record went with an earlier Redis state
  * (see below) and the cost was added without a hold (its record is then 'lost', so a second settle does nothing);
  * -1 when the epoch is missing (the counters await a rebuild).
@@ -70,17 +72,17 @@ if record == 'lost' then return 0 end
 if not record then
   local epoch = redis.call('GET', KEYS[1])
   if not epoch then return -1 end
-  if ARGV[3] == '0' or ARGV[7] == '' or epoch == ARGV[7] then return 0 end
+  if ARGV[3] == '0' or ARGV[4] == '' or epoch == ARGV[4] then return 0 end
   -- Reserved under an earlier epoch: the hold went with the state Redis lost. A cost settled after the rebuild had read
   -- the usage rows is not among them (its row is written after this call starts), so it is added here, once.
   local readEnd = tonumber(string.match(epoch, '|(%d+)$')) or 0
-  if tonumber(ARGV[8]) <= readEnd then return 0 end
+  if tonumber(ARGV[5]) <= readEnd then return 0 end
   for i = 1, scopes do
     local h = KEYS[2 * i + 1]
     redis.call('HINCRBY', h, 'spent', ARGV[3])
-    redis.call('PEXPIRE', h, ARGV[3 + i])
+    redis.call('PEXPIRE', h, ARGV[5 + i])
   end
-  redis.call('SET', KEYS[2], 'lost', 'PX', ARGV[4])
+  redis.call('SET', KEYS[2], 'lost', 'PX', ARGV[6])
   return 2
 end
 redis.call('DEL', KEYS[2])
@@ -92,15 +94,16 @@ for i = 1, scopes do
   end
   if ARGV[3] ~= '0' then
     redis.call('HINCRBY', h, 'spent', ARGV[3])
-    redis.call('PEXPIRE', h, ARGV[3 + i])
+    redis.call('PEXPIRE', h, ARGV[5 + i])
   end
 end
 return 1
 `;
 
 /**
- * Records the cost of a request no limit applied to (it reserved nothing). KEYS: epoch, then the day, month and
- * optionally trace spend hashes. ARGV: cost, the settle start ms, then a TTL ms per spend hash.
+ * Records the cost of a request no limit applied to (it reserved nothing). KEYS: epoch, then the spend hash of each
+ * window (the agent's day and month, optionally the trace, optionally the tenant's day and month).
+ * ARGV: cost, the settle start ms, then a TTL ms per spend hash.
  * Returns 1; 0 when a rebuild read the usage rows after this settle started (the rows may hold it); -1 when the epoch is
  * missing.
  */
@@ -116,7 +119,7 @@ end
 return 1
 `;
 
-/** KEYS: epoch, day hash, month hash. Returns {day spent, month spent, 1 when the epoch is there, else 0}. */
+/** KEYS: epoch, day hash, month hash (an agent's or a tenant's). Returns {day spent, month spent, 1 when the epoch is there, else 0}. */
 export const SPEND = `
 local seeded = redis.call('EXISTS', KEYS[1])
 return { redis.call('HGET', KEYS[2], 'spent') or '0', redis.call('HGET', KEYS[3], 'spent') or '0', seeded }

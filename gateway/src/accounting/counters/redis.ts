@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { dayKeyEnd, monthKeyEnd, monthKeyOfDay, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from '../budget-window.js';
+import { dayKeyEnd, monthKeyEnd, monthKeyOfDay, utcDayKey, utcMonthKey } from '../budget-window.js';
 import { ADD_SPEND, ADD_TOKENS, COMMIT_EPOCH, COUNT_REPEAT, FINISH, RATE_LIMIT, RESERVE, SEED, SPEND } from './redis-scripts.js';
 import { minuteOf, RATE_WINDOW_MS, refusal, tokenCount } from './sliding-window.js';
 import {
@@ -19,6 +19,7 @@ import {
   type ReserveRequest,
   type ReserveResult,
   type SeedRows,
+  windowResetAt,
 } from './spec.js';
 import { fromUnits, limitToUnits, toUnits, WINDOW_GRACE_MS } from './units.js';
 
@@ -60,11 +61,21 @@ interface Ticket {
   nonce: string;
   agentId: string;
   traceId: string | null;
+  /** The tenant whose pool the request counts in; null when the reservation named none. */
+  tenantId: string | null;
   day: string;
   amount: number;
   createdAt: number;
   /** The epoch the hold was made under; '' for a request no limit applied to, which holds nothing in Redis. */
   epoch: string;
+}
+
+/** One budget window of a reservation: its name, spend hash, holds zset and key TTL (ms from the reservation). */
+interface WindowKeys {
+  name: BudgetWindow;
+  spend: string;
+  holds: string;
+  ttl: number;
 }
 
 const RATE_KEY_TTL_MS = 3 * RATE_WINDOW_MS;
@@ -86,14 +97,14 @@ const UNAVAILABLE_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDO
 /**
  * Counters in Redis, for several gateway nodes: every operation is one Lua script, atomic across nodes.
  * Keys carry the UTC day or month and expire a day after their window ends; traces expire `traceTtlMs` after their last request.
- * Keys of one budget operation span an agent and a trace, so this needs a single Redis (or primary), not Redis Cluster.
+ * Keys of one budget operation span an agent, a trace and a tenant, so this needs a single Redis (or primary), not Redis Cluster.
  *
  * Faults fail closed and fast: every call gives up after `commandTimeoutMs`, nothing is queued while Redis is away, and
  * after failures in a row a circuit breaker refuses calls at once (CountersUnavailableError) until a probe gets through.
  *
  * Lost state: an epoch key, written once the counters are seeded, is checked inside every reservation. A Redis that
  * restarted without persistence has none, so the reservation is refused until one node (any node; each may, and doing it
- * twice changes nothing) has rebuilt the agent and trace spend from the usage rows (`loadSeed`) and written a new epoch.
+ * twice changes nothing) has rebuilt the agent, trace and tenant spend from the usage rows (`loadSeed`) and written a new epoch.
  */
 export class RedisCounters implements Counters {
   readonly kind = 'redis' as const;
@@ -168,6 +179,7 @@ export class RedisCounters implements Counters {
       nonce: randomUUID(),
       agentId: req.agentId,
       traceId: req.traceId,
+      tenantId: req.tenant?.tenantId ?? null,
       day: utcDayKey(req.now),
       amount: toUnits(req.amount),
       createdAt: now,
@@ -175,11 +187,22 @@ export class RedisCounters implements Counters {
     };
     // No limit applies: nothing to check or hold, so no round trip (and no refusal when Redis is away). The cost is still
     // recorded at settle, for the spend the admin interface shows and for limits set later.
-    if (req.dailyLimit === null && req.monthlyLimit === null && req.traceLimit === null) {
+    const limits: Record<BudgetWindow, number | null> = {
+      daily: req.dailyLimit,
+      monthly: req.monthlyLimit,
+      trace: req.traceLimit,
+      tenant_daily: req.tenant?.dailyLimit ?? null,
+      tenant_monthly: req.tenant?.monthlyLimit ?? null,
+    };
+    if (Object.values(limits).every((l) => l === null)) {
       return { ok: true, reservationId: encodeTicket(ticket) };
     }
-    const keys = [this.epochKey, ...this.ticketKeys(ticket)];
+    const windows = this.windows(ticket);
+    const keys = [this.epochKey, this.recordKey(ticket), ...windows.flatMap((w) => [w.spend, w.holds])];
     const limit = (usd: number | null) => String(limitToUnits(usd) ?? '');
+    const perWindow = windows.flatMap((w) => [w.name, limit(limits[w.name]), w.ttl]);
+    // Without trace keys the trace limit applies to this request alone.
+    const oneShotTraceLimit = ticket.traceId === null ? limit(req.traceLimit) : '';
     for (let attempt = 0; ; attempt++) {
       const [ok, which, used] = await this.call(() =>
         this.redis.agwReserve(
@@ -189,12 +212,10 @@ export class RedisCounters implements Counters {
           ticket.amount,
           member(ticket),
           now + this.holdTtl,
-          limit(req.dailyLimit),
-          limit(req.monthlyLimit),
-          limit(req.traceLimit),
-          ...this.ttls(ticket),
           this.recordTtl,
           EPOCH_TTL_MS,
+          oneShotTraceLimit,
+          ...perWindow,
         ),
       );
       if (ok === 1) return { ok: true, reservationId: encodeTicket({ ...ticket, epoch: String(which) }) };
@@ -205,9 +226,7 @@ export class RedisCounters implements Counters {
         continue;
       }
       const w = which as BudgetWindow;
-      const resetAt = w === 'daily' ? nextUtcDayStart(req.now) : w === 'monthly' ? nextUtcMonthStart(req.now) : null;
-      const limitUsd = (w === 'daily' ? req.dailyLimit : w === 'monthly' ? req.monthlyLimit : req.traceLimit) as number;
-      return { ok: false, which: w, resetAt, limit: limitUsd, used: fromUnits(Number(used)) };
+      return { ok: false, which: w, resetAt: windowResetAt(w, req.now), limit: limits[w] as number, used: fromUnits(Number(used)) };
     }
   }
 
@@ -220,10 +239,17 @@ export class RedisCounters implements Counters {
   }
 
   async spend(agentId: string, now: Date): Promise<{ day: number; month: number }> {
+    return this.daySpend(this.spendKey('d', utcDayKey(now), agentId), this.spendKey('m', utcMonthKey(now), agentId));
+  }
+
+  async tenantSpend(tenantId: string, now: Date): Promise<{ day: number; month: number }> {
+    return this.daySpend(this.spendKey('td', utcDayKey(now), tenantId), this.spendKey('tm', utcMonthKey(now), tenantId));
+  }
+
+  /** Recorded spend of a day and a month window (an agent's or a tenant's). */
+  private async daySpend(dayKey: string, monthKey: string): Promise<{ day: number; month: number }> {
     for (let attempt = 0; ; attempt++) {
-      const [day, month, seeded] = await this.call(() =>
-        this.redis.agwSpend(this.epochKey, this.spendKey('d', utcDayKey(now), agentId), this.spendKey('m', utcMonthKey(now), agentId)),
-      );
+      const [day, month, seeded] = await this.call(() => this.redis.agwSpend(this.epochKey, dayKey, monthKey));
       // Without an epoch these numbers may be what is left after Redis lost its state: not an answer to give.
       if (seeded === 1 || attempt >= 1) {
         if (seeded !== 1) throw new CountersUnavailableError('the counters are being rebuilt after Redis lost its state');
@@ -409,7 +435,7 @@ export class RedisCounters implements Counters {
       // The marker goes if Redis loses its state again meanwhile: the epoch is then not written over half a seed.
       const marker = `${this.prefix}rebuild:${randomUUID()}`;
       await this.call(() => this.redis.set(marker, '1', 'PX', REBUILD_MARKER_TTL_MS));
-      this.log?.warn({}, 'Redis counters have lost their state (no epoch): rebuilding agent and trace spend from the usage rows');
+      this.log?.warn({}, 'Redis counters have lost their state (no epoch): rebuilding agent, trace and tenant spend from the usage rows');
       const rows = await load();
       // Costs settled after this moment are not in the rows: settles of holds of the lost state add them (FINISH).
       const readEnd = Date.now();
@@ -450,6 +476,10 @@ export class RedisCounters implements Counters {
       writes.push([this.spendKey('m', month, a.agentId), toUnits(a.month), monthTtl]);
     }
     for (const t of rows.traces) writes.push([this.traceKey('spend', t.traceId), toUnits(t.cost), this.traceTtl]);
+    for (const t of rows.tenants ?? []) {
+      writes.push([this.spendKey('td', day, t.tenantId), toUnits(t.day), dayTtl]);
+      writes.push([this.spendKey('tm', month, t.tenantId), toUnits(t.month), monthTtl]);
+    }
     // 'fill': only windows Redis has no record of, since other nodes may already have counted newer spend.
     for (let i = 0; i < writes.length; i += 1000) {
       await Promise.all(writes.slice(i, i + 1000).map(([key, units, ttl]) => this.call(() => this.redis.agwSeed(key, units, ttl, mode))));
@@ -466,7 +496,8 @@ export class RedisCounters implements Counters {
         // Redis lost its state and is being rebuilt: whether the rebuild reads this cost's usage row is a race, so once it
         // is done the cost is added (counted twice at worst, never missed: budgets fail closed).
         await this.awaitRebuild();
-        done = await this.finishOnce(ticket, actualUnits, Date.now());
+        // As settled after the rebuild's read, even within the same millisecond (else the script would take it for read).
+        done = await this.finishOnce(ticket, actualUnits, Number.MAX_SAFE_INTEGER);
       } else if (done === -1) {
         this.rebuild().catch(() => undefined);
       }
@@ -480,49 +511,52 @@ export class RedisCounters implements Counters {
 
   /** One settle or release: 1 done, 2 added without a hold (reserved under a lost state), 0 nothing to do, -1 no epoch. */
   private async finishOnce(ticket: Ticket, actualUnits: number, settledAt: number): Promise<number> {
+    const windows = this.windows(ticket);
+    const ttls = windows.map((w) => w.ttl);
     if (ticket.epoch === '') {
       // Nothing was held: only a cost to record.
-      const keys = [this.epochKey, ...this.spendKeys(ticket)];
-      const ttls = this.ttls(ticket).slice(0, keys.length - 1);
+      const keys = [this.epochKey, ...windows.map((w) => w.spend)];
       return this.call(() => this.redis.agwAddSpend(keys.length, ...keys, actualUnits, settledAt, ...ttls));
     }
-    const keys = [this.epochKey, ...this.ticketKeys(ticket)];
-    return this.call(() =>
-      this.redis.agwFinish(keys.length, ...keys, member(ticket), ticket.amount, actualUnits, ...this.ttls(ticket), ticket.epoch, settledAt),
-    );
+    const keys = [this.epochKey, this.recordKey(ticket), ...windows.flatMap((w) => [w.spend, w.holds])];
+    return this.call(() => this.redis.agwFinish(keys.length, ...keys, member(ticket), ticket.amount, actualUnits, ticket.epoch, settledAt, ...ttls));
   }
 
-  private spendKeys(t: Ticket): string[] {
-    const keys = [this.spendKey('d', t.day, t.agentId), this.spendKey('m', monthKeyOfDay(t.day), t.agentId)];
-    if (t.traceId !== null) keys.push(this.traceKey('spend', t.traceId));
-    return keys;
-  }
-
-  /** Record key, then (spend hash, holds zset) per window. */
-  private ticketKeys(t: Ticket): string[] {
+  /**
+   * The windows a reservation counts in, in the order RESERVE checks them: the agent's day and month, its trace, its
+   * tenant's day and month. TTLs run from the time of the reservation (relative, so injected clocks work too).
+   */
+  private windows(t: Ticket): WindowKeys[] {
     const month = monthKeyOfDay(t.day);
-    const keys = [
-      `${this.prefix}res:${t.nonce}`,
-      this.spendKey('d', t.day, t.agentId),
-      `${this.prefix}holds:d:${t.day}:${t.agentId}`,
-      this.spendKey('m', month, t.agentId),
-      `${this.prefix}holds:m:${month}:${t.agentId}`,
+    const dayTtl = dayKeyEnd(t.day) + WINDOW_GRACE_MS - t.createdAt;
+    const monthTtl = monthKeyEnd(month) + WINDOW_GRACE_MS - t.createdAt;
+    const windows: WindowKeys[] = [
+      { name: 'daily', spend: this.spendKey('d', t.day, t.agentId), holds: this.holdsKey('d', t.day, t.agentId), ttl: dayTtl },
+      { name: 'monthly', spend: this.spendKey('m', month, t.agentId), holds: this.holdsKey('m', month, t.agentId), ttl: monthTtl },
     ];
-    if (t.traceId !== null) keys.push(this.traceKey('spend', t.traceId), this.traceKey('holds', t.traceId));
-    return keys;
+    if (t.traceId !== null) {
+      windows.push({ name: 'trace', spend: this.traceKey('spend', t.traceId), holds: this.traceKey('holds', t.traceId), ttl: this.traceTtl });
+    }
+    if (t.tenantId !== null) {
+      windows.push(
+        { name: 'tenant_daily', spend: this.spendKey('td', t.day, t.tenantId), holds: this.holdsKey('td', t.day, t.tenantId), ttl: dayTtl },
+        { name: 'tenant_monthly', spend: this.spendKey('tm', month, t.tenantId), holds: this.holdsKey('tm', month, t.tenantId), ttl: monthTtl },
+      );
+    }
+    return windows;
   }
 
-  /** TTLs of the day, month and trace keys, from the time of the reservation (relative, so injected clocks work too). */
-  private ttls(t: Ticket): number[] {
-    return [
-      dayKeyEnd(t.day) + WINDOW_GRACE_MS - t.createdAt,
-      monthKeyEnd(monthKeyOfDay(t.day)) + WINDOW_GRACE_MS - t.createdAt,
-      this.traceTtl,
-    ];
+  private recordKey(t: Ticket): string {
+    return `${this.prefix}res:${t.nonce}`;
   }
 
-  private spendKey(kind: 'd' | 'm', window: string, agentId: string): string {
-    return `${this.prefix}spend:${kind}:${window}:${agentId}`;
+  /** Spend of an agent's (d, m) or a tenant's (td, tm) window: the kinds keep ids that look alike apart. */
+  private spendKey(kind: WindowKind, window: string, id: string): string {
+    return `${this.prefix}spend:${kind}:${window}:${id}`;
+  }
+
+  private holdsKey(kind: WindowKind, window: string, id: string): string {
+    return `${this.prefix}holds:${kind}:${window}:${id}`;
   }
 
   private traceKey(kind: 'spend' | 'holds', traceId: string): string {
@@ -534,11 +568,14 @@ export class RedisCounters implements Counters {
   }
 }
 
+type WindowKind = 'd' | 'm' | 'td' | 'tm';
+
 const member = (t: Ticket) => `${t.nonce}:${t.amount}`;
 
 function encodeTicket(t: Ticket): string {
   const fields: unknown[] = [t.agentId, t.traceId, t.day, t.amount, t.createdAt];
-  if (t.epoch !== '') fields.push(t.epoch);
+  if (t.epoch !== '' || t.tenantId !== null) fields.push(t.epoch);
+  if (t.tenantId !== null) fields.push(t.tenantId);
   return `${t.nonce}.${Buffer.from(JSON.stringify(fields)).toString('base64url')}`;
 }
 
@@ -546,10 +583,11 @@ function decodeTicket(id: string): Ticket | undefined {
   const dot = id.indexOf('.');
   if (dot <= 0) return undefined;
   try {
-    const [agentId, traceId, day, amount, createdAt, epoch = ''] = JSON.parse(Buffer.from(id.slice(dot + 1), 'base64url').toString('utf8')) as unknown[];
+    const [agentId, traceId, day, amount, createdAt, epoch = '', tenantId = null] = JSON.parse(Buffer.from(id.slice(dot + 1), 'base64url').toString('utf8')) as unknown[];
     if (typeof agentId !== 'string' || (traceId !== null && typeof traceId !== 'string') || typeof day !== 'string') return undefined;
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || !Number.isSafeInteger(amount) || typeof createdAt !== 'number' || typeof epoch !== 'string') return undefined;
-    return { nonce: id.slice(0, dot), agentId, traceId, day, amount: amount as number, createdAt, epoch };
+    if (tenantId !== null && typeof tenantId !== 'string') return undefined;
+    return { nonce: id.slice(0, dot), agentId, traceId, tenantId, day, amount: amount as number, createdAt, epoch };
   } catch {
     return undefined;
   }

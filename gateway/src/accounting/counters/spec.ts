@@ -3,7 +3,25 @@
  * and a Redis one (several nodes). Every operation is atomic and, for Redis, one round trip.
  */
 
-export type BudgetWindow = 'daily' | 'monthly' | 'trace';
+import { nextUtcDayStart, nextUtcMonthStart } from '../budget-window.js';
+
+/** The agent's windows, its trace, then its tenant's pool (shared by every agent of the tenant): CONTRACT's order. */
+export type BudgetWindow = 'daily' | 'monthly' | 'trace' | 'tenant_daily' | 'tenant_monthly';
+
+/** When a window starts over: the next UTC midnight (daily), the 1st of the next month (monthly); null for a trace. */
+export function windowResetAt(which: BudgetWindow, now: Date): Date | null {
+  if (which === 'daily' || which === 'tenant_daily') return nextUtcDayStart(now);
+  if (which === 'monthly' || which === 'tenant_monthly') return nextUtcMonthStart(now);
+  return null;
+}
+
+/** The tenant pool a reservation also counts in: spend is recorded there even when neither limit is set. */
+export interface TenantBudget {
+  tenantId: string;
+  /** USD limits; null = unlimited. */
+  dailyLimit: number | null;
+  monthlyLimit: number | null;
+}
 
 export interface ReserveRequest {
   agentId: string;
@@ -18,6 +36,8 @@ export interface ReserveRequest {
   dailyLimit: number | null;
   monthlyLimit: number | null;
   traceLimit: number | null;
+  /** The agent's tenant; without it the reservation counts in the agent's and trace's windows only. */
+  tenant?: TenantBudget;
   now: Date;
 }
 
@@ -60,14 +80,16 @@ export interface SeedRows {
   agents: ReadonlyArray<{ agentId: string; day: number; month: number }>;
   /** USD spent by each trace. */
   traces: ReadonlyArray<{ traceId: string; cost: number }>;
+  /** USD spent by all the agents of each tenant in the current UTC day and month. */
+  tenants?: ReadonlyArray<{ tenantId: string; day: number; month: number }>;
 }
 
 export interface Counters {
   readonly kind: 'memory' | 'redis';
 
   /**
-   * Checks that spend + open reservations + amount stays within the daily, monthly and trace limits (in that order) and,
-   * when all pass, holds `amount` in each window. A hold that is neither settled nor released expires after
+   * Checks that spend + open reservations + amount stays within the daily, monthly, trace, tenant daily and tenant
+   * monthly limits (in that order, in one atomic step) and, when all pass, holds `amount` in each window. A hold that is neither settled nor released expires after
    * `reservationTtlMs` (default 10 minutes), so a crashed node cannot block a budget for longer.
    */
   reserve(req: ReserveRequest): Promise<ReserveResult>;
@@ -83,6 +105,8 @@ export interface Counters {
   spend(agentId: string, now: Date): Promise<{ day: number; month: number }>;
   /** Recorded spend of a trace in USD. */
   traceSpend(traceId: string): Promise<number>;
+  /** Recorded spend (no open reservations) of all the agents of a tenant in the UTC day and month of `now`, in USD. */
+  tenantSpend(tenantId: string, now: Date): Promise<{ day: number; month: number }>;
 
   /** Sliding one-minute window per agent; counts the request (and its tokens) only when both limits pass. */
   rateLimit(req: RateLimitRequest): Promise<RateLimitResult>;

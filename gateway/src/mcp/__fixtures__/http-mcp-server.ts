@@ -1,0 +1,140 @@
+// A Streamable HTTP MCP server written with the SDK, for the /mcp tests: sessions the test can expire, a tool list
+// it can change, and tools with PII in their arguments or results.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+export interface HttpMcpFixture {
+  url: string;
+  /** Headers of every request received (to check configured secrets are sent). */
+  headers: IncomingMessage['headers'][];
+  /** Tool calls received, by tool name. */
+  calls: Map<string, number>;
+  /** Arguments of the last send_email call. */
+  lastEmail: Record<string, unknown> | undefined;
+  /** Forgets every session, as a server does when sessions expire or it restarts: their next request gets 404. */
+  expireSessions(): Promise<void>;
+  /** Adds a tool to every session's server and tells the sessions their tool list changed. */
+  addTool(name: string): void;
+  sessionCount(): number;
+  close(): Promise<void>;
+}
+
+export async function startHttpMcpServer(): Promise<HttpMcpFixture> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const servers = new Set<McpServer>();
+  const extraTools: string[] = [];
+  const fixture = { calls: new Map<string, number>(), headers: [] as IncomingMessage['headers'][], lastEmail: undefined as Record<string, unknown> | undefined };
+  const count = (tool: string) => fixture.calls.set(tool, (fixture.calls.get(tool) ?? 0) + 1);
+
+  function addExtraTool(server: McpServer, name: string): void {
+    server.registerTool(name, { description: `Added later: ${name}.` }, async () => {
+      count(name);
+      return { content: [{ type: 'text', text: `${name} ran` }] };
+    });
+  }
+
+  function newServer(): McpServer {
+    const server = new McpServer({ name: 'fixture-http', version: '1.0.0' });
+    server.registerTool('search', { description: 'Searches.', inputSchema: { query: z.string() } }, async ({ query }) => {
+      count('search');
+      return { content: [{ type: 'text', text: `results for ${query}` }] };
+    });
+    server.registerTool('send_email', { description: 'Sends an email.', inputSchema: { to: z.string(), body: z.string() } }, async (args) => {
+      count('send_email');
+      fixture.lastEmail = args;
+      return { content: [{ type: 'text', text: 'sent' }] };
+    });
+    server.registerTool('get_profile', { description: 'A user profile.' }, async () => {
+      count('get_profile');
+      return {
+        content: [{ type: 'text', text: 'Name: Ann Lee. Email: ann.lee@example.org. Phone: +1 415 555 2671.' }],
+        structuredContent: { email: 'ann.lee@example.org', name: 'Ann Lee' },
+      };
+    });
+    server.registerTool('paid_lookup', { description: 'A lookup billed per call.' }, async () => {
+      count('paid_lookup');
+      await new Promise((r) => setTimeout(r, 5));
+      return { content: [{ type: 'text', text: 'found' }] };
+    });
+    server.registerTool('slow', { description: 'Takes a second.' }, async () => {
+      count('slow');
+      await new Promise((r) => setTimeout(r, 1_000));
+      return { content: [{ type: 'text', text: 'late' }] };
+    });
+    server.registerTool('delete_everything', { description: 'Dangerous.' }, async () => {
+      count('delete_everything');
+      return { content: [{ type: 'text', text: 'deleted' }] };
+    });
+    server.registerResource('readme', 'file:///readme.md', { description: 'The readme.', mimeType: 'text/markdown' }, async (uri) => ({
+      contents: [{ uri: uri.href, text: '# Readme\nContact: owner@example.com' }],
+    }));
+    for (const name of extraTools) addExtraTool(server, name);
+    servers.add(server);
+    return server;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    fixture.headers.push(req.headers);
+    const sid = req.headers['mcp-session-id'] as string | undefined;
+    if (sid) {
+      const t = transports.get(sid);
+      if (!t) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        return;
+      }
+      await t.handleRequest(req, res);
+      return;
+    }
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void transports.set(id, transport),
+    });
+    const server = newServer();
+    transport.onclose = () => {
+      if (transport.sessionId) transports.delete(transport.sessionId);
+      servers.delete(server);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+
+  const http: Server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    get headers() {
+      return fixture.headers;
+    },
+    calls: fixture.calls,
+    get lastEmail() {
+      return fixture.lastEmail;
+    },
+    async expireSessions() {
+      const all = [...transports.values()];
+      transports.clear();
+      await Promise.all(all.map((t) => t.close()));
+    },
+    addTool(name) {
+      extraTools.push(name);
+      for (const s of servers) {
+        addExtraTool(s, name);
+        s.sendToolListChanged();
+      }
+    },
+    sessionCount: () => transports.size,
+    async close() {
+      await Promise.all([...transports.values()].map((t) => t.close()));
+      http.closeAllConnections();
+      await new Promise<void>((r) => http.close(() => r()));
+    },
+  };
+}

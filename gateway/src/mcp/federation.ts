@@ -1,0 +1,202 @@
+// The federated catalog one agent sees: every upstream's tools, prompts and resources under agentgw's names, filtered
+// by the effective policy (the agent's AND X-Agent-Policy's). Tool calls go through tool-call.ts.
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ListToolsResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { toAgentgwError } from '../http/error-handler.js';
+import { currentAgent } from '../policy/auth.js';
+import { type EffectivePolicy, effectivePolicy } from '../policy/effective-policy.js';
+import { policyRefusingTool, serverVisible } from '../policy/tool-allowlist.js';
+import { redactToolResult } from '../policy/tool-result-pii.js';
+import type { GenerationCache } from '../storage/snapshot.js';
+import type { StoredAgent } from '../storage/store.js';
+import type { DataPlane } from '../data-plane/data-plane.js';
+import type { McpMetrics } from './mcp-metrics.js';
+import { federatedName, federatedUri, policyToolName, splitFederatedName, splitFederatedUri } from './names.js';
+import { refusedRequest, unknownName } from './refusal.js';
+import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
+import type { Upstream } from './upstream.js';
+import type { Upstreams } from './upstreams.js';
+
+/** Where a tool's price is shown to agents (USD per call), beside the server's own `_meta`. */
+const PRICE_META_KEY = 'agentgw/price_usd';
+
+export class Federation {
+  private readonly plans: GenerationCache<EffectivePolicy>;
+  private readonly deps: ToolCallDeps;
+
+  constructor(
+    private readonly dp: DataPlane,
+    readonly upstreams: Upstreams,
+    metrics: McpMetrics,
+  ) {
+    this.plans = dp.snapshot.cache(10_000);
+    this.deps = { dp, upstreams, metrics, effective: (agent, header) => this.effective(agent, header) };
+  }
+
+  /** The policies that apply to the agent: cached per snapshot generation, keyed by what they are made of. */
+  effective(agent: StoredAgent, headerPolicyId: string | undefined): EffectivePolicy {
+    const key = `${agent.tenant_id}\u0000${agent.policy_id ?? ''}\u0000${headerPolicyId ?? ''}\u0000${agent.tenant_budget?.daily_budget ?? ''}\u0000${agent.tenant_budget?.monthly_budget ?? ''}`;
+    const hit = this.plans.get(key);
+    if (hit) return hit;
+    const eff = effectivePolicy(agent, (id) => this.dp.snapshot.policy(id), headerPolicyId);
+    this.plans.set(key, eff);
+    return eff;
+  }
+
+  /** The agent as the snapshot knows it now and its policies; a refusal (suspended, foreign X-Agent-Policy) is a JSON-RPC error. */
+  private policiesOf(caller: McpCaller): EffectivePolicy {
+    try {
+      return this.effective(currentAgent(caller.agent, this.dp.snapshot), caller.headerPolicyId);
+    } catch (e) {
+      throw refusedRequest(toAgentgwError(e));
+    }
+  }
+
+  callTool(caller: McpCaller, params: CallToolRequest['params'], signal?: AbortSignal): Promise<CallToolResult> {
+    return callTool(this.deps, caller, params, signal);
+  }
+
+  /** The tools the policies allow, from every server that answers. */
+  async listTools(caller: McpCaller): Promise<ListToolsResult> {
+    const eff = this.policiesOf(caller);
+    return { tools: allowedTools(eff, await this.upstreams.tools()) };
+  }
+
+  /**
+   * The names of the tools the caller may call, from what the servers last listed (connecting none): what a session
+   * was shown, to tell whether a policy or a server change altered it. Null when the agent can no longer call anything.
+   */
+  visibleTools(caller: McpCaller): string | null {
+    let eff: EffectivePolicy;
+    try {
+      eff = this.effective(currentAgent(caller.agent, this.dp.snapshot), caller.headerPolicyId);
+    } catch {
+      return null;
+    }
+    const cached = this.upstreams.all().map((upstream) => ({ upstream, tools: upstream.cachedTools ?? [] }));
+    return signature(allowedTools(eff, cached).map((t) => t.name));
+  }
+
+  /** The servers whose resources and prompts the caller sees (named by some allowed_tools glob of every policy). */
+  visibleServers(caller: McpCaller): string | null {
+    try {
+      const eff = this.effective(currentAgent(caller.agent, this.dp.snapshot), caller.headerPolicyId);
+      return signature(this.upstreams.all().filter((u) => serverVisible(eff.policies, u.name)).map((u) => u.name));
+    } catch {
+      return null;
+    }
+  }
+
+  /** Visible servers that are connected (or connect now) and offer `what`; one that cannot be reached is left out. */
+  private async offering(eff: EffectivePolicy, what: 'resources' | 'prompts'): Promise<Upstream[]> {
+    const visible = this.upstreams.all().filter((u) => serverVisible(eff.policies, u.name));
+    const ready = await Promise.allSettled(visible.map((u) => u.connection()));
+    return visible.filter((u, i) => ready[i]!.status === 'fulfilled' && u.offers(what));
+  }
+
+  private async fromEach<T, I>(servers: Upstream[], read: (u: Upstream) => Promise<I[]>, map: (u: Upstream, item: I) => T): Promise<T[]> {
+    const lists = await Promise.allSettled(servers.map(read));
+    return servers.flatMap((u, i) => {
+      const r = lists[i]!;
+      return r.status === 'fulfilled' ? r.value.map((item) => map(u, item)) : [];
+    });
+  }
+
+  async listResources(caller: McpCaller): Promise<ListResourcesResult> {
+    const servers = await this.offering(this.policiesOf(caller), 'resources');
+    const resources = await this.fromEach<Resource, Resource>(
+      servers,
+      (u) => u.listAll(async (c, cursor, o) => {
+        const r = await c.listResources(cursor ? { cursor } : undefined, o);
+        return { items: r.resources, nextCursor: r.nextCursor };
+      }),
+      (u, r) => ({ ...r, uri: federatedUri(u.name, r.uri) }),
+    );
+    return { resources };
+  }
+
+  async listResourceTemplates(caller: McpCaller): Promise<ListResourceTemplatesResult> {
+    const servers = await this.offering(this.policiesOf(caller), 'resources');
+    const resourceTemplates = await this.fromEach<ResourceTemplate, ResourceTemplate>(
+      servers,
+      (u) => u.listAll(async (c, cursor, o) => {
+        const r = await c.listResourceTemplates(cursor ? { cursor } : undefined, o);
+        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+      }),
+      (u, t) => ({ ...t, uriTemplate: federatedUri(u.name, t.uriTemplate) }),
+    );
+    return { resourceTemplates };
+  }
+
+  async readResource(caller: McpCaller, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const eff = this.policiesOf(caller);
+    const split = splitFederatedUri(uri);
+    const upstream = split ? this.upstreams.get(split.server) : undefined;
+    if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('resource', uri);
+    const r = await this.upstreamCall(() => upstream.request((c, o) => c.readResource({ uri: split.uri }, o), signal));
+    const contents = r.contents.map((c) => ({ ...c, uri: federatedUri(upstream.name, c.uri) }));
+    return redactToolResult(eff.policies, { ...r, contents }).result;
+  }
+
+  async listPrompts(caller: McpCaller): Promise<ListPromptsResult> {
+    const servers = await this.offering(this.policiesOf(caller), 'prompts');
+    const prompts = await this.fromEach<Prompt, Prompt>(
+      servers,
+      (u) => u.listAll(async (c, cursor, o) => {
+        const r = await c.listPrompts(cursor ? { cursor } : undefined, o);
+        return { items: r.prompts, nextCursor: r.nextCursor };
+      }),
+      (u, p) => ({ ...p, name: federatedName(u.name, p.name) }),
+    );
+    return { prompts };
+  }
+
+  async getPrompt(caller: McpCaller, name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
+    const eff = this.policiesOf(caller);
+    const split = splitFederatedName(name);
+    const upstream = split ? this.upstreams.get(split.server) : undefined;
+    if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('prompt', name);
+    const r = await this.upstreamCall(() => upstream.request((c, o) => c.getPrompt({ name: split.name, arguments: args }, o), signal));
+    return redactToolResult(eff.policies, r).result;
+  }
+
+  /** An upstream that cannot be reached fails a read or a prompt with a JSON-RPC error naming upstream_unavailable. */
+  private async upstreamCall<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (e) {
+      if (e instanceof McpError) throw e;
+      throw refusedRequest(toAgentgwError(e));
+    }
+  }
+}
+
+/** The tools every policy allows, named `<server>__<tool>`, with their price (if any) in `_meta`. */
+function allowedTools(eff: EffectivePolicy, catalog: Array<{ upstream: Upstream; tools: Tool[] }>): Tool[] {
+  const out: Tool[] = [];
+  for (const { upstream, tools } of catalog) {
+    for (const t of tools) {
+      if (policyRefusingTool(eff.policies, policyToolName(upstream.name, t.name))) continue;
+      const price = upstream.priceOf(t.name);
+      out.push({ ...t, name: federatedName(upstream.name, t.name), ...(price > 0 ? { _meta: { ...t._meta, [PRICE_META_KEY]: price } } : {}) });
+    }
+  }
+  return out;
+}
+
+function signature(names: string[]): string {
+  return names.sort().join('\n');
+}

@@ -1,0 +1,48 @@
+// `mcp_servers:` in agentgw.yaml: the upstream MCP servers /mcp federates. Secrets are `${ENV_VAR}` (read by loadConfig).
+import { z } from 'zod';
+
+/** Server names prefix tool names as `<server>__<tool>`, so a name never holds `__` (nor ends with `_`): the split is unambiguous. */
+export const McpServerName = z
+  .string()
+  .max(64)
+  .regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, { message: 'MCP server names are lowercase letters and digits, joined by single "-" or "_"' });
+
+/** Per-server timeout of one upstream request (CONTRACT: 60 s by default). */
+export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
+
+const common = {
+  /** How long one upstream request (tools/call, a list) may take before the call fails with upstream_timeout. */
+  timeout_ms: z.number().int().min(100).max(3_600_000).default(DEFAULT_MCP_TIMEOUT_MS),
+  /** USD per call of a tool (by its upstream name), reserved before the call and billed against the budgets. */
+  prices: z.record(z.string().min(1).max(256), z.number().min(0).max(1_000_000)).default({}),
+};
+
+/** A Streamable HTTP server. */
+export const McpHttpServerConfig = z.strictObject({
+  url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
+  /** Sent on every request (Authorization and the like), `${ENV_VAR}` for secrets. */
+  headers: z.record(z.string().min(1).max(256), z.string().max(8192)).default({}),
+  ...common,
+});
+
+/** A server agentgw starts itself (on first use) and talks to over stdio. */
+export const McpStdioServerConfig = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  /** Added to the few variables the MCP SDK passes on by default (PATH, HOME, ...): the gateway's own secrets stay out. */
+  env: z.record(z.string().min(1), z.string()).default({}),
+  cwd: z.string().min(1).optional(),
+  ...common,
+});
+
+export const McpServerConfig = z.union([McpHttpServerConfig, McpStdioServerConfig]);
+export type McpServerConfig = z.infer<typeof McpServerConfig>;
+export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfig>;
+export type McpStdioServerConfig = z.infer<typeof McpStdioServerConfig>;
+
+export const McpServersConfig = z.record(McpServerName, McpServerConfig);
+export type McpServersConfig = z.infer<typeof McpServersConfig>;
+
+export function isStdio(c: McpServerConfig): c is McpStdioServerConfig {
+  return 'command' in c;
+}

@@ -1,0 +1,234 @@
+// The HTTP front of /mcp (raw node:http, beside the /v1 front): maintenance, agent auth (401 with the OpenAI body and
+// WWW-Authenticate: Bearer), the trace and policy headers, then the session's SDK transport answers.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AgentgwError, ID_PATTERN } from '../contract/index.js';
+import { SESSION_HEADERS } from '../data-plane/v1-server.js';
+import { type ErrorLog, toAgentgwError } from '../http/error-handler.js';
+import { newRequestId } from '../http/request-id.js';
+import { authenticateAgent } from '../policy/auth.js';
+import type { KeyHasher } from '../security/keys.js';
+import type { Snapshot } from '../storage/snapshot.js';
+import type { McpSession, Sessions } from './sessions.js';
+import type { McpCaller } from './tool-call.js';
+
+const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
+const PATH = '/mcp';
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Headers that describe this hop's connection, not the request: not handed to the transport. */
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+function isInitialize(body: unknown): body is { method: 'initialize'; params?: { protocolVersion?: unknown } } {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
+
+export interface McpFrontDeps {
+  snapshot: Snapshot;
+  hasher: KeyHasher;
+  /** The sessions, once /mcp is loaded (see mcp-engine.ts). */
+  sessions(): Promise<Sessions>;
+  bodyLimit: number;
+  log?: ErrorLog;
+}
+
+export class McpFront {
+  closing = false;
+
+  constructor(private readonly deps: McpFrontDeps) {}
+
+  /** True for /mcp and the paths under it. */
+  static owns(url: string | undefined): boolean {
+    return url !== undefined && url.startsWith(PATH) && (url.length === PATH.length || '/?'.includes(url[PATH.length]!));
+  }
+
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    res.setHeader('x-request-id', newRequestId());
+    this.serve(req, res).catch((e: unknown) => this.fail(res, e));
+  };
+
+  private fail(res: ServerResponse, e: unknown): void {
+    const err = toAgentgwError(e, this.deps.log);
+    if (res.headersSent) {
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    const body = JSON.stringify(err.toBody());
+    const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...err.headers };
+    if (err.status === 401) headers['www-authenticate'] = 'Bearer';
+    res.writeHead(err.status, headers);
+    res.end(body);
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { snapshot } = this.deps;
+    const h = req.headers;
+    if (this.closing) {
+      throw new AgentgwError('maintenance', 'The gateway is shutting down: reconnect in a moment (another node, or this one once restarted).', { headers: { 'retry-after': '5' } });
+    }
+    const m = snapshot.maintenance;
+    if (m.enabled) throw new AgentgwError('maintenance', m.message ? `The gateway is in maintenance: ${m.message}` : 'The gateway is in maintenance: retry later.', { headers: { 'retry-after': '60' } });
+    const path = (req.url ?? '').split('?')[0]!;
+    if (path !== PATH && path !== `${PATH}/`) {
+      req.resume();
+      throw new AgentgwError('route_not_found', `No route ${req.method} ${path}: the MCP endpoint is ${PATH} (POST, GET and DELETE, Streamable HTTP).`);
+    }
+    const agent = authenticateAgent(one(h.authorization), this.deps.hasher, snapshot);
+    const named = this.namedTrace(req);
+    const headerPolicyId = one(h['x-agent-policy']);
+    if (headerPolicyId !== undefined && !ID_PATTERN.test(headerPolicyId)) {
+      throw new AgentgwError('invalid_header', 'X-Agent-Policy must be a policy id (lowercase letters, digits, "_" or "-").', { param: 'x-agent-policy' });
+    }
+    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
+      req.resume();
+      jsonRpcError(res, 405, -32000, 'Method not allowed: /mcp takes POST, GET and DELETE.', { allow: 'GET, POST, DELETE' });
+      return;
+    }
+    const body = req.method === 'POST' ? await this.readBody(req, res) : undefined;
+    if (body === NOT_JSON) return;
+    const sessions = await this.deps.sessions();
+    const sid = one(h['mcp-session-id']);
+    let session: McpSession | null;
+    if (sid === undefined) {
+      if (!isInitialize(body)) {
+        jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first).');
+        return;
+      }
+      session = await sessions.create(agent.id, body.params?.protocolVersion);
+    } else {
+      session = await sessions.find(sid, agent.id);
+      if (!session) {
+        jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session.');
+        return;
+      }
+    }
+    const caller: McpCaller = { agent, headerPolicyId, traceId: named ?? session.id, sessionId: session.id };
+    session.caller = caller;
+    session.lastSeen = Date.now();
+    const response = await session.transport.handleRequest(toWebRequest(req), {
+      parsedBody: body,
+      authInfo: { token: '', clientId: agent.id, scopes: [], extra: { caller } },
+    });
+    const stream = req.method === 'GET' && response.status === 200;
+    if (stream) sessions.streamOpened(session);
+    try {
+      await pipe(response, res);
+    } finally {
+      if (stream) sessions.streamClosed(session);
+    }
+  }
+
+  /** X-Agent-Trace-Id, else x-gateway-trace-id, else an agent client's session header (as /v1); undefined: the MCP session is the trace. */
+  private namedTrace(req: IncomingMessage): string | undefined {
+    const h = req.headers;
+    const agentTrace = one(h['x-agent-trace-id']);
+    const gatewayTrace = agentTrace === undefined ? one(h['x-gateway-trace-id']) : undefined;
+    const named = agentTrace ?? gatewayTrace;
+    if (named !== undefined) {
+      if (!TRACE_ID.test(named)) {
+        const name = agentTrace !== undefined ? 'X-Agent-Trace-Id' : 'x-gateway-trace-id';
+        throw new AgentgwError('invalid_header', `${name} must be 1-128 printable ASCII characters.`, { param: name.toLowerCase() });
+      }
+      return named;
+    }
+    for (const name of SESSION_HEADERS) {
+      const v = one(h[name]);
+      if (v !== undefined && TRACE_ID.test(v)) return v;
+    }
+    return undefined;
+  }
+
+  /** The JSON body, bounded; a body that is not JSON is answered here as the SDK would (JSON-RPC parse error). */
+  private readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    const limit = this.deps.bodyLimit;
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      res.setHeader('connection', 'close');
+      return Promise.reject(new AgentgwError('body_too_large', 'The request body is too large: send a smaller body.'));
+    }
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limit) {
+          req.destroy();
+          reject(new AgentgwError('body_too_large', 'The request body is too large: send a smaller body.'));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('error', reject);
+      req.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        } catch {
+          jsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
+          resolve(NOT_JSON);
+        }
+      });
+    });
+  }
+}
+
+const NOT_JSON = Symbol('not json');
+
+/** The request as the SDK's web-standard transport reads it: method and headers (the body is handed over parsed). */
+function toWebRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || HOP_HEADERS.has(name)) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? PATH}`, { method: req.method, headers });
+}
+
+/** Writes the transport's answer (JSON, or an SSE stream until it ends or the client leaves). */
+async function pipe(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  const gone = () => void reader.cancel().catch(() => undefined);
+  res.once('close', gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await drained(res);
+    }
+  } catch {
+    // The client left, or the session closed under the stream: nothing more to send.
+  } finally {
+    res.off('close', gone);
+    if (!res.writableEnded) res.end();
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}

@@ -1,0 +1,103 @@
+// /mcp put together: the upstream servers, the federated catalog, the sessions and the HTTP front. The runtime builds
+// one; app.ts hands it the /mcp requests; GET /api/mcp/servers reads it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { McpServer, Policy } from '../contract/index.js';
+import type { DataPlane } from '../data-plane/data-plane.js';
+import type { ErrorLog } from '../http/error-handler.js';
+import { policyRefusingTool } from '../policy/tool-allowlist.js';
+import type { McpServersConfig } from './mcp-config.js';
+import type { McpEngine } from './mcp-engine.js';
+import { McpFront } from './mcp-front.js';
+import { McpMetrics } from './mcp-metrics.js';
+import { policyToolName } from './names.js';
+import { SessionIds } from './session-ids.js';
+import type { UpstreamLog } from './upstream.js';
+
+export interface McpGatewayOptions {
+  servers: McpServersConfig;
+  dataPlane: DataPlane;
+  bodyLimit: number;
+  log?: UpstreamLog & Partial<ErrorLog>;
+}
+
+/** How long GET /api/mcp/servers waits for a server it connects to list its tools. */
+const LIST_WAIT_MS = 5_000;
+
+export class McpGateway {
+  private readonly front: McpFront;
+  private readonly metrics: McpMetrics;
+  private readonly ids: SessionIds;
+  private engine: Promise<McpEngine> | undefined;
+  private loaded: McpEngine | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: McpGatewayOptions) {
+    const dp = opts.dataPlane;
+    this.metrics = new McpMetrics(dp.telemetry.metrics.registry);
+    this.ids = new SessionIds(dp.hasher);
+    const log = opts.log?.error ? (opts.log as ErrorLog) : undefined;
+    this.front = new McpFront({ snapshot: dp.snapshot, hasher: dp.hasher, sessions: async () => (await this.load()).sessions, bodyLimit: opts.bodyLimit, log });
+    // With servers configured, /mcp will be used: load it now, off the start-up path.
+    if (Object.keys(opts.servers).length > 0) void this.load().catch(() => undefined);
+  }
+
+  private load(): Promise<McpEngine> {
+    this.engine ??= import('./mcp-engine.js').then((m) => {
+      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.opts.log);
+      if (this.closed) void this.loaded.sessions.close();
+      return this.loaded;
+    });
+    return this.engine;
+  }
+
+  /** True for the requests the gateway hands to handle(). */
+  static owns(url: string | undefined): boolean {
+    return McpFront.owns(url);
+  }
+
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => this.front.handle(req, res);
+
+  /** MCP sessions this node holds. */
+  get sessionCount(): number {
+    return this.loaded?.sessions.size ?? 0;
+  }
+
+  /**
+   * The configured servers with their state and tools (connecting those not used yet, briefly); with an agent's policies,
+   * only the tools they allow. No URL, header, command or environment (they hold secrets).
+   */
+  async servers(policies?: readonly Policy[]): Promise<McpServer[]> {
+    if (Object.keys(this.opts.servers).length === 0) return [];
+    const { upstreams } = await this.load();
+    return Promise.all(
+      upstreams.all().map(async (u) => {
+        const tools = await Promise.race([u.listTools().catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), LIST_WAIT_MS).unref())]);
+        const names = (tools ?? u.cachedTools ?? []).map((t) => t.name).filter((t) => !policies || !policyRefusingTool(policies, policyToolName(u.name, t)));
+        return {
+          name: u.name,
+          transport: u.transport,
+          status: u.state,
+          error: u.error,
+          timeout_ms: u.timeoutMs,
+          tools: names,
+          prices: Object.fromEntries(names.flatMap((n) => (u.config.prices[n] !== undefined ? [[n, u.config.prices[n]!]] : []))),
+        };
+      }),
+    );
+  }
+
+  /** Before the HTTP server closes: refuse new /mcp requests and end every session's notification stream. */
+  async drain(): Promise<void> {
+    this.front.closing = true;
+    await this.loaded?.sessions.close();
+  }
+
+  /** At runtime close: sessions, then the upstream clients (stdio servers are stopped). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.drain();
+    const engine = await this.engine?.catch(() => undefined);
+    await engine?.sessions.close();
+    await engine?.upstreams.close();
+  }
+}

@@ -1,0 +1,34 @@
+// How upstream names look to agents: tools and prompts as `<server>__<name>`, resource URIs as
+// `agentgw://<server>/<original URI>`; policies name tools as `server/tool`.
+
+const SEPARATOR = '__';
+const RESOURCE_SCHEME = 'agentgw://';
+
+/** `github__create_issue` for tool (or prompt) `create_issue` of server `github`. */
+export function federatedName(server: string, name: string): string {
+  return `${server}${SEPARATOR}${name}`;
+}
+
+/** The server and upstream name of a federated name, or null when it has no `__` (server names never hold one). */
+export function splitFederatedName(name: string): { server: string; name: string } | null {
+  const i = name.indexOf(SEPARATOR);
+  if (i <= 0 || i + SEPARATOR.length >= name.length) return null;
+  return { server: name.slice(0, i), name: name.slice(i + SEPARATOR.length) };
+}
+
+/** The tool as policies (allowed_tools), traces and usage name it. */
+export function policyToolName(server: string, tool: string): string {
+  return `${server}/${tool}`;
+}
+
+export function federatedUri(server: string, uri: string): string {
+  return `${RESOURCE_SCHEME}${server}/${uri}`;
+}
+
+export function splitFederatedUri(uri: string): { server: string; uri: string } | null {
+  if (!uri.startsWith(RESOURCE_SCHEME)) return null;
+  const rest = uri.slice(RESOURCE_SCHEME.length);
+  const slash = rest.indexOf('/');
+  if (slash <= 0 || slash === rest.length - 1) return null;
+  return { server: rest.slice(0, slash), uri: rest.slice(slash + 1) };
+}

@@ -1,0 +1,203 @@
+// One tools/call through /mcp: the checks table with the tool-call view (CONTRACT's decision order), the upstream call,
+// PII redaction of the result, the budget settled, and a trace step with endpoint mcp and the tool.
+import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { PiiType } from '../contract/index.js';
+import { AgentgwError } from '../contract/index.js';
+import type { DataPlane } from '../data-plane/data-plane.js';
+import type { Outcome } from '../data-plane/outcome.js';
+import { toUsageRecord } from '../data-plane/outcome.js';
+import type { RequestContext } from '../data-plane/request-context.js';
+import { toAgentgwError } from '../http/error-handler.js';
+import { newRequestId } from '../http/request-id.js';
+import type { Admitting } from '../policy/admitting.js';
+import { currentAgent } from '../policy/auth.js';
+import { TOOL_CHECKS } from '../policy/checks.js';
+import type { EffectivePolicy } from '../policy/effective-policy.js';
+import { redactRequestPii, EVERY_PART } from '../policy/pii/index.js';
+import { PII_TYPES } from '../contract/index.js';
+import { perCallPrice, toolCallArguments, toolCallBody, toolCallView } from '../policy/tool-call-view.js';
+import { redactToolResult } from '../policy/tool-result-pii.js';
+import { traceStoppedError } from '../policy/trace-stop.js';
+import { stoppedTraceKey } from '../storage/snapshot.js';
+import type { StoredAgent } from '../storage/store.js';
+import type { McpMetrics } from './mcp-metrics.js';
+import { policyToolName, splitFederatedName } from './names.js';
+import { refusedCall, unknownName } from './refusal.js';
+import type { Upstreams } from './upstreams.js';
+
+/** Who sent one /mcp request, as its HTTP request said: the agent, X-Agent-Policy, and the trace it belongs to. */
+export interface McpCaller {
+  agent: StoredAgent;
+  headerPolicyId: string | undefined;
+  /** X-Agent-Trace-Id (or x-gateway-trace-id, or an agent client's session header), else the MCP session id. */
+  traceId: string;
+  sessionId: string;
+}
+
+export interface ToolCallDeps {
+  dp: DataPlane;
+  upstreams: Upstreams;
+  metrics: McpMetrics;
+  /** The effective policy of the caller (the agent's and X-Agent-Policy's), cached per snapshot generation. */
+  effective(agent: StoredAgent, headerPolicyId: string | undefined): EffectivePolicy;
+}
+
+/** A captured body keeps at most this much (as /v1 does). */
+const CAPTURE_LIMIT = 64 * 1024;
+
+/** An upstream JSON-RPC error, as the step records it: bad arguments are the caller's, anything else the upstream's. */
+function answerError(e: McpError): AgentgwError {
+  return e.code === ErrorCode.InvalidParams || e.code === ErrorCode.MethodNotFound
+    ? new AgentgwError('validation_failed', 'The MCP server refused the call as invalid: fix the tool name or arguments.', { param: 'arguments' })
+    : new AgentgwError('upstream_bad_response', 'The MCP server answered the call with an error.');
+}
+
+export async function callTool(deps: ToolCallDeps, caller: McpCaller, params: CallToolRequest['params'], signal?: AbortSignal): Promise<CallToolResult> {
+  const { dp } = deps;
+  const split = splitFederatedName(params.name);
+  const upstream = split ? deps.upstreams.get(split.server) : undefined;
+  // An unknown name is the agent's text: recorded, but at most 256 characters of it.
+  const serverTool = split && upstream ? policyToolName(split.server, split.name) : params.name.slice(0, 256);
+  const ctx: RequestContext = {
+    requestId: newRequestId(),
+    traceId: caller.traceId,
+    traceFromClient: true,
+    startedAt: performance.now(),
+    startedAtIso: new Date().toISOString(),
+    agent: caller.agent,
+    headerPolicyId: caller.headerPolicyId,
+    model: null,
+    provider: upstream?.name ?? null,
+    stream: false,
+    operation: 'chat',
+    endpoint: 'mcp',
+    errorDialect: 'openai',
+    piiTypes: [],
+  };
+  const step: Step = { deps, ctx, caller, tool: serverTool, server: upstream?.name ?? 'unknown', metricTool: 'unknown', federated: params.name };
+  try {
+    // The agent as this snapshot knows it: suspended meanwhile is refused, and like a revoked key not recorded.
+    ctx.agent = currentAgent(caller.agent, dp.snapshot);
+  } catch (e) {
+    return refusedCall(toAgentgwError(e));
+  }
+  let a: Admitting | undefined;
+  let settled = false;
+  /** Set once the call went upstream: a JSON-RPC error after that is the upstream's answer, before it ours. */
+  let sent = false;
+  try {
+    if (dp.snapshot.isTraceStopped(ctx.agent.tenant_id, ctx.traceId)) throw traceStoppedError(ctx.traceId);
+    if (!split || !upstream) throw unknownName('tool', params.name);
+    // Body validation: the tool must exist upstream (reading its list connects a server on first use).
+    if (!(await upstream.listTools()).some((t) => t.name === split.name)) throw unknownName('tool', params.name);
+    step.metricTool = split.name;
+    const eff = deps.effective(ctx.agent, ctx.headerPolicyId);
+    ctx.policy = eff;
+    const price = upstream.priceOf(split.name);
+    a = admitting(dp, ctx, eff, serverTool, params.arguments, price);
+    try {
+      for (const check of TOOL_CHECKS) await check.run(a);
+    } finally {
+      ctx.piiTypes = a.piiTypes;
+    }
+    if (eff.captureBodies) ctx.capturedBody = capture(a.body);
+    const args = toolCallArguments(a.body);
+    sent = true;
+    const upstreamResult = await upstream.request(
+      (client, options) => client.request({ method: 'tools/call', params: { name: split.name, arguments: args } }, CallToolResultSchema, options),
+      signal,
+    );
+    const { result, found } = redactToolResult(eff.policies, upstreamResult as CallToolResult);
+    ctx.piiTypes = union(ctx.piiTypes, found);
+    // A call costs its price, whatever the tool answered.
+    await settle(dp, a, price);
+    settled = true;
+    await record(step, { httpStatus: 200, cost: price });
+    return result;
+  } catch (e) {
+    if (a && !settled) await release(dp, a);
+    if (e instanceof McpError) {
+      // Unknown tools and the upstream's own JSON-RPC errors stay JSON-RPC errors (CONTRACT: unknown tool is -32602).
+      const err = sent ? answerError(e) : unknownTool();
+      await record(step, { httpStatus: err.status, error: err });
+      throw e;
+    }
+    // The agent cancelled the call (notifications/cancelled): recorded as a client that left, answered to nobody.
+    const err = signal?.aborted ? new AgentgwError('client_closed', 'The client cancelled the tool call before it was answered.') : toAgentgwError(e);
+    await record(step, { httpStatus: err.status, error: err });
+    return refusedCall(err);
+  }
+}
+
+function unknownTool(): AgentgwError {
+  return new AgentgwError('validation_failed', 'The tool is not one the gateway lists: call a tool from tools/list.', { param: 'name' });
+}
+
+function admitting(dp: DataPlane, ctx: RequestContext, eff: EffectivePolicy, serverTool: string, args: Record<string, unknown> | undefined, usdPerCall: number): Admitting {
+  return {
+    view: toolCallView,
+    body: toolCallBody(serverTool, args),
+    model: serverTool,
+    eff,
+    // One "target": the tool, priced per call (no price: it costs nothing, CONTRACT).
+    targets: [{ id: serverTool, price: perCallPrice(usdPerCall) }],
+    blockingPolicy: eff.policies[0]?.id ?? '',
+    agentId: ctx.agent.id,
+    traceKey: stoppedTraceKey(ctx.agent.tenant_id, ctx.traceId),
+    stoppedTraces: dp.snapshot.stoppedTraces,
+    repeatScope: `t:${ctx.agent.id}:${ctx.traceId}`,
+    now: new Date(),
+    counters: dp.counters,
+    usageFull: dp.usage.full,
+    piiTypes: [],
+    promptUpper: null,
+    tpmTokens: 0,
+    worst: null,
+    clampedMaxTokens: null,
+    reservationId: null,
+  };
+}
+
+/** The hold becomes the call's price. */
+async function settle(dp: DataPlane, a: Admitting, cost: number): Promise<void> {
+  if (a.reservationId) await dp.counters.settle(a.reservationId, cost).catch((err) => dp.telemetry.counterError(err));
+}
+
+/** A call that was refused after the reservation, or never answered, costs nothing. */
+async function release(dp: DataPlane, a: Admitting): Promise<void> {
+  if (a.reservationId) await dp.counters.release(a.reservationId).catch((err) => dp.telemetry.counterError(err));
+}
+
+/** Captured only with the capture_bodies label, and then with every PII type redacted, whatever the policy's rule. */
+function capture(body: Record<string, unknown>): string {
+  return JSON.stringify(redactRequestPii(body, PII_TYPES, (b, visit) => toolCallView.visitTexts(b, visit, EVERY_PART), EVERY_PART).body).slice(0, CAPTURE_LIMIT);
+}
+
+function union(a: PiiType[], b: PiiType[]): PiiType[] {
+  if (b.length === 0) return a;
+  return PII_TYPES.filter((t) => a.includes(t) || b.includes(t));
+}
+
+interface Step {
+  deps: ToolCallDeps;
+  ctx: RequestContext;
+  caller: McpCaller;
+  /** `server/tool` as policies name it (the agent's name when the server is unknown). */
+  tool: string;
+  server: string;
+  /** The upstream tool name for metrics, "unknown" until the tool is known to exist. */
+  metricTool: string;
+  federated: string;
+}
+
+/** The trace step: journaled before the result goes back (as /v1 does), then metrics and the execute_tool span. */
+async function record(s: Step, outcome: Outcome): Promise<void> {
+  const { dp, metrics } = s.deps;
+  const rec = toUsageRecord(s.ctx, { ...outcome, tool: s.tool });
+  const journaled = dp.usage.add(rec);
+  dp.telemetry.toolCallFinished(rec, { tool: s.federated, server: s.server, sessionId: s.caller.sessionId });
+  metrics.observe(s.server, s.metricTool, outcome.error?.code ?? 'ok', rec.latency_ms / 1000);
+  await journaled.catch(() => undefined);
+}
+

@@ -1,0 +1,303 @@
+// One upstream MCP server of `mcp_servers:`: an SDK Client over Streamable HTTP or stdio, connected on first use.
+// A stdio server that exits is started again with backoff; an HTTP session the server no longer knows (404) is
+// initialised again and the request sent once more, so the agent never sees it expire.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { AgentgwError } from '../contract/index.js';
+import { VERSION } from '../version.js';
+import { isStdio, type McpServerConfig } from './mcp-config.js';
+
+export type UpstreamState = 'idle' | 'connecting' | 'up' | 'down';
+
+export interface UpstreamLog {
+  warn(obj: object, msg: string): void;
+}
+
+/** Waits between connection attempts after failures: 250 ms, doubling, at most 30 s. */
+const BACKOFF_FIRST_MS = 250;
+const BACKOFF_MAX_MS = 30_000;
+/** A stdio server that stayed up this long before it exited is restarted at once, as after its first failure. */
+const STABLE_AFTER_MS = 60_000;
+/** Pages of a list read from one upstream at most (a server that pages forever cannot hold a request). */
+const MAX_PAGES = 100;
+
+function backoffMs(failures: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, failures - 1));
+}
+
+/** The HTTP session the request was sent in is unknown to the server (it expired, or the server restarted). */
+function sessionExpired(e: unknown): boolean {
+  return e instanceof StreamableHTTPError && e.code === 404;
+}
+
+/** An upstream error that is not an answer of the server's (a JSON-RPC error is one, passed on to the agent). */
+export function upstreamFailure(server: string, e: unknown, timeoutMs: number): AgentgwError {
+  if (e instanceof AgentgwError) return e;
+  if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+    return new AgentgwError('upstream_timeout', `MCP server ${server} did not answer within ${timeoutMs} ms: retry later, or ask an admin to raise its timeout_ms.`);
+  }
+  const why = e instanceof StreamableHTTPError && e.code !== undefined && e.code > 0 ? ` (HTTP ${e.code})` : '';
+  return new AgentgwError('upstream_unavailable', `MCP server ${server} cannot be reached${why}: retry later; if it persists, ask an admin to check the server.`);
+}
+
+/** Whether the error is the upstream's own JSON-RPC answer (invalid params, unknown method...), not a failure to reach it. */
+export function isUpstreamAnswer(e: unknown): e is McpError {
+  return e instanceof McpError && e.code !== ErrorCode.RequestTimeout && e.code !== ErrorCode.ConnectionClosed;
+}
+
+export class Upstream {
+  private client: Client | null = null;
+  private connecting: Promise<Client> | null = null;
+  private failures = 0;
+  /** No connection is attempted before this time (ms): calls meanwhile fail at once. */
+  private retryAt = 0;
+  private upSince = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Started at least once: a stdio server is restarted only after its first use. */
+  private used = false;
+  private lastError: string | null = null;
+  /** The last request failed to reach the server (an HTTP server that went away keeps its client until it answers again). */
+  private unreachable = false;
+  private tools: Tool[] | null = null;
+  private toolsOf: Client | null = null;
+  private toolsLoading: Promise<Tool[]> | null = null;
+  /** The tool list as last read, to tell a change (JSON of names, descriptions and schemas). */
+  private toolsSignature: string | null = null;
+
+  constructor(
+    readonly name: string,
+    readonly config: McpServerConfig,
+    private readonly onToolsChanged: () => void,
+    private readonly log?: UpstreamLog,
+  ) {}
+
+  get transport(): 'http' | 'stdio' {
+    return isStdio(this.config) ? 'stdio' : 'http';
+  }
+
+  get timeoutMs(): number {
+    return this.config.timeout_ms;
+  }
+
+  /** USD per call of the tool (its upstream name); 0 when it has no price. */
+  priceOf(tool: string): number {
+    return this.config.prices[tool] ?? 0;
+  }
+
+  get state(): UpstreamState {
+    if (this.client) return this.unreachable ? 'down' : 'up';
+    if (this.connecting) return 'connecting';
+    return this.used || this.lastError ? 'down' : 'idle';
+  }
+
+  /** Why the last connection attempt or request failed (no secrets: the server's name and a reason class). */
+  get error(): string | null {
+    return this.client && !this.unreachable ? null : this.lastError;
+  }
+
+  /** The tools as last read, without connecting (null: never read, or lost with the connection). */
+  get cachedTools(): Tool[] | null {
+    return this.client && this.toolsOf === this.client ? this.tools : null;
+  }
+
+  /** The connected client: connects on first use, waits for a connection under way, fails fast while backing off. */
+  connection(): Promise<Client> {
+    if (this.closed) return Promise.reject(new AgentgwError('upstream_unavailable', `MCP server ${this.name} is shutting down: retry on another node or later.`));
+    if (this.client) return Promise.resolve(this.client);
+    if (this.connecting) return this.connecting;
+    const wait = this.retryAt - Date.now();
+    if (wait > 0) {
+      return Promise.reject(
+        new AgentgwError('upstream_unavailable', `MCP server ${this.name} is down (${this.lastError ?? 'not reachable'}); the next attempt is in ${Math.ceil(wait / 1000)} s: retry later.`),
+      );
+    }
+    this.used = true;
+    const attempt = this.connect().finally(() => {
+      if (this.connecting === attempt) this.connecting = null;
+    });
+    this.connecting = attempt;
+    return attempt;
+  }
+
+  private makeTransport() {
+    const c = this.config;
+    if (isStdio(c)) {
+      // The SDK's default environment (PATH, HOME, ...) and the configured variables: never the gateway's own secrets.
+      return new StdioClientTransport({ command: c.command, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, cwd: c.cwd, stderr: 'ignore' });
+    }
+    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+  }
+
+  private async connect(): Promise<Client> {
+    const client = new Client(
+      { name: 'agentgw', version: VERSION },
+      { listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(client).catch(() => undefined) } } },
+    );
+    client.onclose = () => this.lost(client);
+    // Transport errors also surface as the failed request's error; nothing more to do with them here.
+    client.onerror = () => undefined;
+    try {
+      await client.connect(this.makeTransport(), { timeout: this.config.timeout_ms });
+    } catch (e) {
+      client.onclose = undefined;
+      await client.close().catch(() => undefined);
+      this.failed(e);
+      throw upstreamFailure(this.name, e, this.config.timeout_ms);
+    }
+    if (this.closed) {
+      await client.close().catch(() => undefined);
+      throw new AgentgwError('upstream_unavailable', `MCP server ${this.name} is shutting down: retry on another node or later.`);
+    }
+    this.client = client;
+    this.upSince = Date.now();
+    this.lastError = null;
+    this.unreachable = false;
+    return client;
+  }
+
+  private failed(e: unknown): void {
+    this.failures++;
+    this.retryAt = Date.now() + backoffMs(this.failures);
+    this.lastError = e instanceof McpError && e.code === ErrorCode.RequestTimeout ? 'timed out' : e instanceof StreamableHTTPError ? `HTTP ${e.code}` : 'connection failed';
+    this.scheduleRestart();
+  }
+
+  /** The connection closed: a stdio server exited (or an HTTP client was closed). */
+  private lost(client: Client): void {
+    if (this.client !== client) return;
+    this.client = null;
+    if (this.closed) return;
+    if (this.transport === 'http') return;
+    if (Date.now() - this.upSince >= STABLE_AFTER_MS) this.failures = 0;
+    this.failures++;
+    this.retryAt = Date.now() + backoffMs(this.failures);
+    this.lastError = 'process exited';
+    this.log?.warn({ mcp_server: this.name, restart_in_ms: backoffMs(this.failures) }, 'MCP server exited; restarting it');
+    this.scheduleRestart();
+  }
+
+  /** A stdio server in use is started again once its backoff has passed; an HTTP server is tried again on the next call. */
+  private scheduleRestart(): void {
+    if (this.closed || this.transport !== 'stdio' || !this.used || this.restartTimer) return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.connection().then(
+        () => {
+          this.failures = 0;
+          // Its tools may differ after a restart: read them again (sessions are told when they changed).
+          void this.listTools().catch(() => undefined);
+        },
+        () => undefined,
+      );
+    }, Math.max(0, this.retryAt - Date.now()));
+    this.restartTimer.unref();
+  }
+
+  /** Drops the connection whose HTTP session expired (only if it is still the current one) and opens a new one. */
+  private async renew(stale: Client): Promise<Client> {
+    if (this.client === stale) {
+      this.client = null;
+      stale.onclose = undefined;
+      void stale.close().catch(() => undefined);
+    }
+    return this.connection();
+  }
+
+  /**
+   * Runs one request with the server's timeout. An expired HTTP session is initialised again and the request sent once
+   * more (the server refused it unread). Failures to reach the server become upstream_unavailable / upstream_timeout;
+   * the server's own JSON-RPC errors are thrown as they came.
+   */
+  async request<T>(op: (client: Client, options: RequestOptions) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const options: RequestOptions = { timeout: this.config.timeout_ms, signal };
+    let client = await this.connection();
+    try {
+      let result: T;
+      try {
+        result = await op(client, options);
+      } catch (e) {
+        if (!sessionExpired(e)) throw e;
+        client = await this.renew(client);
+        result = await op(client, options);
+      }
+      this.unreachable = false;
+      return result;
+    } catch (e) {
+      if (isUpstreamAnswer(e)) {
+        this.unreachable = false;
+        throw e;
+      }
+      if (e instanceof AgentgwError) throw e;
+      if (signal?.aborted) throw e;
+      this.unreachable = true;
+      this.lastError = e instanceof McpError && e.code === ErrorCode.RequestTimeout ? 'timed out' : 'request failed';
+      throw upstreamFailure(this.name, e, this.config.timeout_ms);
+    }
+  }
+
+  /** Every page of a list. */
+  async listAll<I>(read: (client: Client, cursor: string | undefined, options: RequestOptions) => Promise<{ items: I[]; nextCursor?: string }>): Promise<I[]> {
+    const out: I[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const r = await this.request((c, o) => read(c, cursor, o));
+      out.push(...r.items);
+      if (!r.nextCursor) break;
+      cursor = r.nextCursor;
+    }
+    return out;
+  }
+
+  /** The server's tools, read once per connection and again when it says they changed. */
+  async listTools(): Promise<Tool[]> {
+    const cached = this.cachedTools;
+    if (cached) return cached;
+    const client = await this.connection();
+    return this.refreshTools(client);
+  }
+
+  private refreshTools(client: Client): Promise<Tool[]> {
+    if (this.toolsLoading) return this.toolsLoading;
+    const loading = this.listAll(async (c, cursor, o) => {
+      const r = await c.listTools(cursor ? { cursor } : undefined, o);
+      return { items: r.tools, nextCursor: r.nextCursor };
+    })
+      .then((tools) => {
+        const signature = JSON.stringify(tools.map((t) => [t.name, t.description, t.inputSchema, t.outputSchema]));
+        const changed = this.toolsSignature !== null && signature !== this.toolsSignature;
+        this.tools = tools;
+        this.toolsOf = this.client ?? client;
+        this.toolsSignature = signature;
+        if (changed) this.onToolsChanged();
+        return tools;
+      })
+      .finally(() => {
+        if (this.toolsLoading === loading) this.toolsLoading = null;
+      });
+    this.toolsLoading = loading;
+    return loading;
+  }
+
+  /** Whether the connected server offers resources / prompts (false when it is not connected). */
+  offers(what: 'resources' | 'prompts'): boolean {
+    return this.client?.getServerCapabilities()?.[what] !== undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.restartTimer);
+    const client = this.client;
+    this.client = null;
+    const pending = this.connecting;
+    if (client) {
+      client.onclose = undefined;
+      await client.close().catch(() => undefined);
+    }
+    // A connection under way closes itself once it sees `closed`.
+    await pending?.catch(() => undefined);
+  }
+}

@@ -1,0 +1,38 @@
+// The upstream MCP servers of the config, by name, and their tools read together.
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServersConfig } from './mcp-config.js';
+import { Upstream, type UpstreamLog } from './upstream.js';
+
+export class Upstreams {
+  private readonly byName = new Map<string, Upstream>();
+  /** Bumped whenever a server's tools changed: sessions holding a notification stream are told. */
+  version = 0;
+
+  constructor(configs: McpServersConfig, log?: UpstreamLog) {
+    for (const [name, config] of Object.entries(configs)) {
+      this.byName.set(name, new Upstream(name, config, () => this.version++, log));
+    }
+  }
+
+  get(name: string): Upstream | undefined {
+    return this.byName.get(name);
+  }
+
+  all(): Upstream[] {
+    return [...this.byName.values()];
+  }
+
+  /** Every server's tools, read concurrently (connecting on first use); a server that cannot answer lists none. */
+  async tools(): Promise<Array<{ upstream: Upstream; tools: Tool[] }>> {
+    const servers = this.all();
+    const read = await Promise.allSettled(servers.map((u) => u.listTools()));
+    return servers.map((upstream, i) => {
+      const r = read[i]!;
+      return { upstream, tools: r.status === 'fulfilled' ? r.value : [] };
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all().map((u) => u.close()));
+  }
+}
