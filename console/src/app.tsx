@@ -1,0 +1,135 @@
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { createApi } from './api/client';
+import type { Me } from './api/types';
+import { Agents } from './pages/agents';
+import { Overview } from './pages/overview';
+import { Policies } from './pages/policies';
+import { SignIn } from './pages/sign-in';
+import { System } from './pages/system';
+import { TracePage } from './pages/trace';
+import { Traces } from './pages/traces';
+import { Link, useLocation } from './router';
+import { type Session, SessionContext, forgetKey, storeKey, storedKey, useSession } from './session';
+
+const NAV = [
+  { to: '', label: 'Overview' },
+  { to: '/traces', label: 'Traces' },
+  { to: '/agents', label: 'Agents' },
+  { to: '/policies', label: 'Policies' },
+  { to: '/system', label: 'System' },
+];
+
+export function App() {
+  const [auth, setAuth] = useState<{ key: string; me: Me } | null>(null);
+  const [checking, setChecking] = useState(() => storedKey() !== null);
+  const [notice, setNotice] = useState<string | undefined>();
+
+  const signOut = useCallback((why?: string) => {
+    forgetKey();
+    setAuth(null);
+    setNotice(why);
+  }, []);
+
+  // A key kept in this tab from before a reload: checked again before use.
+  useEffect(() => {
+    const key = storedKey();
+    if (!key) return;
+    createApi(key, () => undefined)
+      .get<Me>('/me')
+      .then((me) => setAuth({ key, me }))
+      .catch(() => signOut('Your session ended: sign in again.'))
+      .finally(() => setChecking(false));
+  }, [signOut]);
+
+  const session = useMemo<Session | null>(() => {
+    if (!auth) return null;
+    return {
+      api: createApi(auth.key, () => signOut('The admin key stopped working (deleted?): sign in again.')),
+      me: auth.me,
+      canWrite: auth.me.role !== 'viewer',
+      isAdmin: auth.me.role === 'admin',
+      signOut: () => signOut(),
+    };
+  }, [auth, signOut]);
+
+  if (checking) return <p className="muted boot">Loading…</p>;
+  if (!session) {
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(key, me) => {
+          storeKey(key);
+          setNotice(undefined);
+          setAuth({ key, me });
+        }}
+      />
+    );
+  }
+  return (
+    <SessionContext.Provider value={session}>
+      <Shell />
+    </SessionContext.Provider>
+  );
+}
+
+function Shell() {
+  const loc = useLocation();
+  const s = useSession();
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <Link to="" className="brand">
+          <img src="/ui/favicon.svg" alt="" width={24} height={24} />
+          <span>agentgw</span>
+        </Link>
+        <nav className="nav" aria-label="Console">
+          {NAV.map((n) => {
+            const active = n.to === '' ? loc.path === '' : loc.path === n.to || (n.to === '/traces' && loc.path === '/trace');
+            return (
+              <Link key={n.to} to={n.to} className={active ? 'nav-link active' : 'nav-link'}>
+                {n.label}
+              </Link>
+            );
+          })}
+        </nav>
+        <div className="whoami" data-testid="whoami">
+          <span className="whoami-name">{s.me.name}</span>
+          <span className={`role role-${s.me.role}`}>{s.me.role.replace('_', ' ')}</span>
+          {s.me.tenant_id && <span className="tenant-chip">tenant {s.me.tenant_id}</span>}
+          <button type="button" className="link-button" onClick={s.signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main className="content">
+        <Page path={loc.path} query={loc.query} />
+      </main>
+    </div>
+  );
+}
+
+function Page(props: { path: string; query: URLSearchParams }) {
+  switch (props.path) {
+    case '':
+      return <Overview />;
+    case '/traces':
+      return <Traces />;
+    case '/trace':
+      return <TracePage id={props.query.get('id') ?? ''} tenant={props.query.get('tenant') ?? undefined} />;
+    case '/agents':
+      return <Agents focus={props.query.get('agent') ?? undefined} />;
+    case '/policies':
+      return <Policies />;
+    case '/system':
+      return <System />;
+    default:
+      return (
+        <div className="card">
+          <h1>Not found</h1>
+          <p>
+            The console has no page <code>/ui{props.path}</code>. <Link to="">Go to the overview</Link>.
+          </p>
+        </div>
+      );
+  }
+}

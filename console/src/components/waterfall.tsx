@@ -1,0 +1,195 @@
+import { type CSSProperties, memo, useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { Step, TraceDetail } from '../api/types';
+import { compact, ms, usd } from '../format';
+import { Badge, StatusBadge } from './bits';
+import { useWindowRows } from './use-window-rows';
+
+const DIALECT: Record<string, string> = {
+  'chat.completions': 'Chat Completions',
+  messages: 'Anthropic Messages',
+  responses: 'Responses',
+  embeddings: 'Embeddings',
+  mcp: 'MCP tool',
+};
+
+/** Longer traces draw only the rows in view (and a few around), so a trace of any length draws as fast as a short one. */
+const WINDOWED_FROM = 200;
+
+interface Timing {
+  /** Milliseconds from the trace's start to the step's. */
+  start: number;
+  latency: number;
+}
+
+/**
+ * A trace as a waterfall: one row per step, its bar placed on the trace's time line (time to first token shaded); a
+ * click opens a step's details. The span is a CSS variable of the whole list, so a growing trace re-renders only its
+ * new and changed rows.
+ */
+export function Waterfall(props: { trace: TraceDetail }) {
+  const steps = props.trace.requests;
+  const [open, setOpen] = useState<string | null>(null);
+  const list = useRef<HTMLDivElement>(null);
+  const windowed = steps.length >= WINDOWED_FROM;
+  // Rows have one height (measured: it differs between wide and narrow screens); the open row's details add theirs.
+  const [rowHeight, setRowHeight] = useState(37);
+  const [detailsHeight, setDetailsHeight] = useState(0);
+  const openIndex = useMemo(() => (open === null ? -1 : steps.findIndex((s) => s.request_id === open)), [steps, open]);
+  const rows = useWindowRows(list, windowed, steps.length, rowHeight, openIndex >= 0 ? { index: openIndex, height: detailsHeight } : null);
+  const t0 = Date.parse(props.trace.started_at);
+  const now = Date.now();
+  const span = useMemo(() => {
+    let end = Date.parse(props.trace.ended_at) - t0;
+    for (const s of steps) {
+      const start = Date.parse(s.started_at) - t0;
+      end = Math.max(end, s.status === 'running' ? now - t0 : start + s.latency_ms);
+    }
+    return Math.max(1, end);
+  }, [steps, t0, props.trace.ended_at, now]);
+
+  const toggle = useCallback((id: string) => setOpen((prev) => (prev === id ? null : id)), []);
+
+  useLayoutEffect(() => {
+    const row = list.current?.querySelector<HTMLElement>('.wf-step');
+    if (row && row.offsetHeight > 0 && row.offsetHeight !== rowHeight) setRowHeight(row.offsetHeight);
+    const details = list.current?.querySelector<HTMLElement>('.wf-details');
+    const h = details?.offsetHeight ?? 0;
+    if (h !== detailsHeight && (details || open === null)) setDetailsHeight(h);
+  });
+
+  useLayoutEffect(() => {
+    // After this commit is painted: the browser test reads it to time a large trace's render.
+    const n = steps.length;
+    const id = requestAnimationFrame(() => performance.mark('agentgw:waterfall-painted', { detail: { steps: n } }));
+    return () => cancelAnimationFrame(id);
+  }, [steps.length]);
+
+  const ticks = [0, 0.25, 0.5, 0.75, 1];
+  return (
+    <div className="waterfall" data-testid="waterfall" data-steps={steps.length} style={{ '--span': span } as CSSProperties}>
+      <div className="wf-row wf-head">
+        <span className="wf-n">#</span>
+        <span className="wf-what">Step</span>
+        <span className="wf-status">Status</span>
+        <span className="wf-num wf-tokens">Tokens in / out</span>
+        <span className="wf-num wf-cost">Cost</span>
+        <span className="wf-num wf-lat">Latency</span>
+        <span className="wf-num wf-ttft">TTFT</span>
+        <span className="wf-time wf-axis">
+          {ticks.map((f) => (
+            <span key={f} className="wf-tick" style={{ '--at': f } as CSSProperties}>
+              {ms(span * f)}
+            </span>
+          ))}
+        </span>
+      </div>
+      {steps.length === 0 && <p className="muted empty">No steps recorded yet.</p>}
+      <div ref={list} className={windowed ? 'wf-list wf-windowed' : 'wf-list'}>
+        {rows.before > 0 && <div style={{ height: rows.before }} aria-hidden />}
+        {steps.slice(rows.start, rows.end).map((s) => (
+          <StepRow
+            key={s.request_id}
+            step={s}
+            timing={{ start: Date.parse(s.started_at) - t0, latency: s.latency_ms }}
+            expanded={open === s.request_id}
+            onToggle={toggle}
+          />
+        ))}
+        {rows.after > 0 && <div style={{ height: rows.after }} aria-hidden />}
+      </div>
+    </div>
+  );
+}
+
+const same = (a: RowProps, b: RowProps) =>
+  a.expanded === b.expanded &&
+  a.timing.start === b.timing.start &&
+  a.timing.latency === b.timing.latency &&
+  a.step.status === b.step.status &&
+  a.step.cost === b.step.cost &&
+  a.step.completion_tokens === b.step.completion_tokens &&
+  a.step.prompt_tokens === b.step.prompt_tokens &&
+  a.step.ttft_ms === b.step.ttft_ms &&
+  a.step.error_code === b.step.error_code &&
+  a.step.pii_types.length === b.step.pii_types.length;
+
+interface RowProps {
+  step: Step;
+  timing: Timing;
+  expanded: boolean;
+  onToggle(id: string): void;
+}
+
+const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: RowProps) {
+  const running = s.status === 'running';
+  const what = s.endpoint === 'mcp' ? (s.tool ?? 'tool') : (s.model ?? '—');
+  const ttftShare = s.ttft_ms !== null && s.latency_ms > 0 ? Math.min(1, s.ttft_ms / s.latency_ms) : 0;
+  const bar = { '--start': timing.start, '--len': running ? 0 : timing.latency, '--ttft': ttftShare } as CSSProperties;
+  return (
+    <>
+      <div
+        className={`wf-row wf-step wf-${s.status}${expanded ? ' wf-open' : ''}`}
+       
+        data-testid="step-row"
+        data-status={s.status}
+        tabIndex={0}
+        aria-expanded={expanded}
+        onClick={() => onToggle(s.request_id)}
+        onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), onToggle(s.request_id))}
+      >
+        <span className="wf-n">{s.step}</span>
+        <span className="wf-what">
+          <span className="wf-dialect" title={DIALECT[s.endpoint] ?? s.endpoint}>
+            {s.endpoint}
+          </span>
+          <span className="wf-model mono" title={s.provider ? `${s.provider} · ${what}` : what}>
+            {what}
+          </span>
+          {s.pii_types.map((p) => (
+            <Badge key={p} tone="warn" title="PII found in this step">
+              PII {p}
+            </Badge>
+          ))}
+        </span>
+        <span className="wf-status">
+          <StatusBadge status={s.status} />
+          {s.error_code && <span className="wf-code mono">{s.error_code}</span>}
+        </span>
+        <span className="wf-num wf-tokens">
+          {compact(s.prompt_tokens)} / {compact(s.completion_tokens)}
+        </span>
+        <span className="wf-num wf-cost">{usd(s.cost)}</span>
+        <span className="wf-num wf-lat">{running ? '…' : ms(s.latency_ms)}</span>
+        <span className="wf-num wf-ttft">{ms(s.ttft_ms)}</span>
+        <span className="wf-time">
+          <span className={running ? 'wf-bar wf-bar-running' : 'wf-bar'} style={bar}>
+            <span className="wf-bar-ttft" />
+          </span>
+        </span>
+      </div>
+      {expanded && (
+        <dl className="wf-details" data-testid="step-details">
+          <Detail k="Request" v={s.request_id} />
+          <Detail k="Dialect" v={`${DIALECT[s.endpoint] ?? s.endpoint} (${s.endpoint})${s.stream ? ', streamed' : ''}`} />
+          <Detail k="Provider" v={s.provider ?? '—'} />
+          <Detail k={s.endpoint === 'mcp' ? 'Tool' : 'Model'} v={what} />
+          <Detail k="HTTP status" v={String(s.http_status)} />
+          <Detail k="Error / blocked reason" v={s.error_code ?? '—'} />
+          <Detail k="Tokens" v={`${s.prompt_tokens} in (${s.cached_tokens} cached) · ${s.completion_tokens} out (${s.reasoning_tokens} reasoning)`} />
+          <Detail k="Cost" v={usd(s.cost)} />
+          <Detail k="Latency · TTFT" v={`${ms(s.latency_ms)} · ${ms(s.ttft_ms)}`} />
+          <Detail k="PII types" v={s.pii_types.length ? s.pii_types.join(', ') : 'none'} />
+          {s.response_id && <Detail k="Response" v={s.response_id} />}
+          <Detail k="Started" v={s.started_at} />
+        </dl>
+      )}
+    </>
+  );
+}, same);
+
+const Detail = (p: { k: string; v: string }) => (
+  <div>
+    <dt>{p.k}</dt>
+    <dd className="mono">{p.v}</dd>
+  </div>
+);

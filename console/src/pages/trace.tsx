@@ -1,0 +1,167 @@
+import { type ReactNode, useEffect, useRef, useState } from 'react';
+import { query } from '../api/client';
+import type { Agent, TraceDetail } from '../api/types';
+import { Badge, Card, ErrorNote, Loading } from '../components/bits';
+import { Dialog } from '../components/dialog';
+import { Waterfall } from '../components/waterfall';
+import { compact, ms, time, usd } from '../format';
+import { Link } from '../router';
+import { useSession } from '../session';
+import { usePoll } from '../use-poll';
+
+/**
+ * An open trace (not stopped, with a step running or one in the last 10 minutes) is fetched every 250 ms (500 ms past
+ * 300 steps), so a new step shows within a second of the gateway recording it; others every 5 s.
+ */
+function pollEvery(t: TraceDetail | undefined): number {
+  if (!t || !isOpen(t)) return 5000;
+  return t.requests.length > 300 ? 500 : 250;
+}
+
+function isOpen(t: TraceDetail): boolean {
+  return !t.stopped && (t.requests.some((r) => r.status === 'running') || Date.now() - Date.parse(t.ended_at) < 10 * 60_000);
+}
+
+/** What a poll can change: new steps, a step finishing, the stop (a running step's bar grows: always drawn again). */
+const sameTrace = (a: TraceDetail, b: TraceDetail) =>
+  !a.requests.some((r) => r.status === 'running') &&
+  a.request_count === b.request_count &&
+  a.requests.length === b.requests.length &&
+  a.ended_at === b.ended_at &&
+  a.cost === b.cost &&
+  a.error_count === b.error_count &&
+  (a.stopped?.at ?? null) === (b.stopped?.at ?? null) &&
+  a.requests.every((r, i) => r.status === b.requests[i]!.status && r.latency_ms === b.requests[i]!.latency_ms);
+
+export function TracePage(props: { id: string; tenant?: string }) {
+  const { api, canWrite } = useSession();
+  const [stopping, setStopping] = useState(false);
+  const marked = useRef<string | null>(null);
+  const path = `/traces/${encodeURIComponent(props.id)}${query({ tenant_id: props.tenant })}`;
+  const trace = usePoll(
+    async () => {
+      const t = await api.get<TraceDetail>(path);
+      if (marked.current !== path) {
+        marked.current = path;
+        performance.mark('agentgw:trace-data', { detail: { steps: t.requests.length } });
+      }
+      return t;
+    },
+    [api, path],
+    pollEvery,
+    sameTrace,
+  );
+  const t = trace.data;
+  const agentId = t?.agent_id;
+  const agent = usePoll(() => (agentId ? api.get<Agent>(`/agents/${encodeURIComponent(agentId)}`).catch(() => null) : Promise.resolve(null)), [api, agentId]);
+  if (!props.id) return <ErrorNote error={new Error('No trace id: open a trace from the traces list.')} />;
+
+  return (
+    <div className="page">
+      <div className="page-head">
+        <p className="crumbs">
+          <Link to="/traces">Traces</Link> /
+        </p>
+        <h1 className="mono trace-title">{props.id}</h1>
+      </div>
+      <ErrorNote error={trace.error} />
+      {!t ? (
+        <Loading />
+      ) : (
+        <>
+          <Card
+            testId="trace-summary"
+            actions={
+              canWrite && !t.stopped ? (
+                <button type="button" className="danger" onClick={() => setStopping(true)} data-testid="stop-trace">
+                  Stop trace
+                </button>
+              ) : undefined
+            }
+            title={
+              <>
+                Summary {t.stopped ? <Badge tone="bad">stopped</Badge> : isOpen(t) ? <Badge tone="info">live</Badge> : null}
+              </>
+            }
+          >
+            {t.stopped && (
+              <p className="stopped-banner" data-testid="stopped-banner">
+                Stopped {time(t.stopped.at)}
+                {t.stopped.reason ? ` — ${t.stopped.reason}` : ''}. Every later request of this trace is refused (403 trace_stopped).
+              </p>
+            )}
+            <dl className="facts">
+              <Fact label="Tenant" value={t.tenant_id} />
+              <Fact label="Agent" value={<Link to={`/agents?agent=${encodeURIComponent(t.agent_id)}`}>{agent.data?.name ?? t.agent_id}</Link>} />
+              <Fact label="Started" value={time(t.started_at)} />
+              <Fact label="Duration" value={ms(Date.parse(t.ended_at) - Date.parse(t.started_at))} />
+              <Fact label="Steps" value={String(t.request_count)} />
+              <Fact label="Errors" value={String(t.error_count)} />
+              <Fact label="Tokens in / out" value={`${compact(t.prompt_tokens)} / ${compact(t.completion_tokens)}`} />
+              <Fact label="Cost" value={<span data-testid="trace-cost">{usd(t.cost)}</span>} />
+            </dl>
+          </Card>
+          <Card title={`Waterfall · ${t.requests.length} step${t.requests.length === 1 ? '' : 's'}`} testId="waterfall-card">
+            <Waterfall trace={t} />
+          </Card>
+        </>
+      )}
+      {stopping && t && (
+        <StopDialog
+          traceId={t.trace_id}
+          tenantId={t.tenant_id}
+          onClose={() => setStopping(false)}
+          onStopped={() => {
+            setStopping(false);
+            trace.refresh();
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+const Fact = (p: { label: string; value: ReactNode }) => (
+  <div className="fact">
+    <dt>{p.label}</dt>
+    <dd>{p.value}</dd>
+  </div>
+);
+
+function StopDialog(props: { traceId: string; tenantId: string; onClose(): void; onStopped(): void }) {
+  const { api } = useSession();
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => input.current?.focus(), []);
+  const stop = async () => {
+    setBusy(true);
+    try {
+      await api.send('POST', `/traces/${encodeURIComponent(props.traceId)}/stop${query({ tenant_id: props.tenantId })}`, reason.trim() ? { reason: reason.trim() } : {});
+      props.onStopped();
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title="Stop this trace?" onClose={props.onClose} testId="stop-dialog">
+      <p>
+        Every later request of trace <code>{props.traceId}</code>, on any endpoint, will be refused with 403 <code>trace_stopped</code>. This is
+        final: the agent has to start a new trace.
+      </p>
+      <label htmlFor="stop-reason">Reason (optional, shown on the trace)</label>
+      <textarea id="stop-reason" ref={input} rows={2} maxLength={1000} value={reason} onChange={(e) => setReason(e.target.value)} />
+      <ErrorNote error={error} />
+      <div className="dialog-actions">
+        <button type="button" onClick={props.onClose}>
+          Cancel
+        </button>
+        <button type="button" className="danger" onClick={stop} disabled={busy} data-testid="confirm-stop">
+          {busy ? 'Stopping…' : 'Stop trace'}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
