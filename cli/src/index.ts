@@ -1,4 +1,4 @@
-/** The reconcile engine and the admin client, for other packages (e.g. @agentgw/cdktf). */
+/** The reconcile engine, the kinds and the admin client, for other packages (e.g. @agentgw/cdktf). */
 export {
   AdminClient,
   AdminApiError,
@@ -9,6 +9,7 @@ export {
 } from './admin-client/index.js';
 export type * from './admin-client/types.js';
 
+export * from './kinds/index.js';
 export { planChanges, reconcile, type PlanOptions, type ReconcileClient } from './reconcile/engine.js';
 export { applyChanges, perform, type ApplyClient, type ApplyEvent, type ApplyOptions, type ApplyResult, type Performed } from './reconcile/apply/index.js';
 export { dumpLive, type DumpClient } from './reconcile/dump/dump.js';
@@ -22,17 +23,19 @@ export {
   type DiffOptions,
   type FieldChange,
   type Op,
+  type PlanProblem,
+  type PlanProblemSite,
   type Summary,
 } from './reconcile/diff/index.js';
 export { DEPENDS_ON, kindOrder, orderChanges } from './reconcile/order.js';
 export {
   desiredState,
   liveState,
+  normaliseAttrs,
   agentIdentity,
   MANAGED_LABEL,
   MANAGED_VALUE,
   type AgentAttrs,
-  type Kind,
   type LiveObjects,
   type PolicyAttrs,
   type State,
@@ -44,11 +47,17 @@ export {
   readDeclarativeFiles,
   parseDeclarative,
   mergeSources,
+  mergeDesired,
   readCdktf,
+  desiredStateFromCdktf,
+  desiredStateFromStackJson,
+  CdktfStackError,
   FileError,
   VAR_PREFIX,
+  type Desired,
   type DesiredSource,
   type SourceLocation,
+  type StackIssue,
 } from './reconcile/file/index.js';
 export { exportDeclarative } from './reconcile/export/export-state.js';
 export { CliError } from './errors.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient, planChanges, reconcile } from '@agentgw/cli';
 import type { DeclarativeFile } from '@agentgw/gateway/contract';
@@ -105,5 +105,21 @@ describe('the example CDKTF stack, deployed with agentgw', () => {
     expect(doc.summary).toEqual({ add: 0, change: 1, destroy: 0 });
     expect(doc.changes[0]).toMatchObject({ op: 'update', kind: 'policy', id: 'support-standard' });
     expect(doc.changes[0].changes).toEqual([expect.objectContaining({ field: 'monthly_budget', old: 300, new: 275 })]);
+  });
+});
+
+describe('the example CDKTF app, run', () => {
+  it('says what it wrote and how to deploy it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentgw-example-synth-'));
+    try {
+      const { synthesize } = (await import('./main.js')) as Example;
+      const stack = join(dir, 'cdktf.out', 'stacks', 'support');
+      expect(synthesize(join(dir, 'cdktf.out'))).toEqual([
+        `Wrote ${relative(process.cwd(), join(stack, 'cdk.tf.json'))}: stack support, 1 tenant, 2 policies, 3 agents. ` +
+          `Deploy it with: npx agentgw apply --cdktf ${relative(process.cwd(), stack)}`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

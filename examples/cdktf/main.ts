@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, TerraformOutput, TerraformStack } from 'cdktf';
 import type { Construct } from 'constructs';
@@ -17,7 +19,8 @@ export class SupportStack extends TerraformStack {
       id: 'support-standard',
       tenantId: acme.id,
       monthlyBudget: 250,
-      allowedModels: ['openai/gpt-4o-mini', 'anthropic/claude-*'],
+      // mock/*: the offline mock that `npm start` serves without providers (as in examples/policies.yaml); not in production
+      allowedModels: ['openai/gpt-4o-mini', 'anthropic/claude-*', 'mock/mock-1'],
       rules: { pii: 'block', retryBlock: { maxRepeats: 3, windowSeconds: 300 }, maxCostPerRequest: 0.5 },
     });
 
@@ -26,7 +29,7 @@ export class SupportStack extends TerraformStack {
       tenantId: acme.id,
       monthlyBudget: 50,
       dailyBudget: 5,
-      allowedModels: ['openai/*'],
+      allowedModels: ['openai/*', 'mock/*'],
       rules: { pii: 'redact', piiTypes: ['email', 'phone'], rpm: 60, maxCostPerTrace: 2 },
     });
 
@@ -51,4 +54,27 @@ export function buildApp(outdir?: string): App {
   return app;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) buildApp().synth();
+/** Synthesizes the app and says what it wrote: one line per stack, its file and the agentgw objects in it. */
+export function synthesize(outdir?: string): string[] {
+  const app = buildApp(outdir);
+  app.synth();
+  const manifest = JSON.parse(readFileSync(join(app.outdir, 'manifest.json'), 'utf8')) as {
+    stacks: Record<string, { name: string; synthesizedStackPath: string; workingDirectory: string }>;
+  };
+  return Object.values(manifest.stacks).map((stack) => {
+    const file = join(app.outdir, stack.synthesizedStackPath);
+    const resources = (JSON.parse(readFileSync(file, 'utf8')) as { resource?: Record<string, Record<string, unknown>> }).resource ?? {};
+    const count = (type: string, one: string, many: string) => {
+      const n = Object.keys(resources[type] ?? {}).length;
+      return `${n} ${n === 1 ? one : many}`;
+    };
+    const dir = relative(process.cwd(), join(app.outdir, stack.workingDirectory)) || '.';
+    return (
+      `Wrote ${relative(process.cwd(), file)}: stack ${stack.name}, ` +
+      `${count('agentgw_tenant', 'tenant', 'tenants')}, ${count('agentgw_policy', 'policy', 'policies')}, ${count('agentgw_agent', 'agent', 'agents')}. ` +
+      `Deploy it with: npx agentgw apply --cdktf ${dir}`
+    );
+  });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) for (const line of synthesize()) console.log(line);

@@ -17,9 +17,11 @@ import type {
   Policy,
   PutPolicy,
   RotatedKey,
+  StopTrace,
   SystemConfig,
   Tenant,
   TraceDetail,
+  TraceStop,
   TraceSummary,
   TracesQuery,
   UsageQuery,
@@ -176,6 +178,11 @@ export class AdminClient {
 
   getTrace(traceId: string): Promise<TraceDetail> {
     return this.get(`/traces/${seg(traceId)}`);
+  }
+
+  /** Every later request of the trace is refused; stopping again answers the first stop. */
+  async stopTrace(traceId: string, body: StopTrace = {}, q: { tenant_id?: string } = {}): Promise<TraceStop> {
+    return (await this.http.send<TraceStop>('POST', `/traces/${seg(traceId)}/stop`, { body, query: { ...q } })).data;
   }
 
   async usage(q: UsageQuery = {}): Promise<UsageRow[]> {

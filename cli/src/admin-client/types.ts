@@ -11,9 +11,11 @@ import type {
   PutPolicy,
   Role,
   Spend,
+  StopTrace,
   SystemConfig,
   Tenant,
   TraceRequest,
+  TraceStop,
   TraceSummary,
   UsageRow,
 } from '@agentgw/gateway/contract';
@@ -31,9 +33,11 @@ export type {
   PutPolicy,
   Role,
   Spend,
+  StopTrace,
   SystemConfig,
   Tenant,
   TraceRequest,
+  TraceStop,
   TraceSummary,
   UsageRow,
 };

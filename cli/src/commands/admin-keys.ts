@@ -1,4 +1,6 @@
-import { CreateAdminKey, type Role } from '@agentgw/gateway/contract';
+import { Option, type Command } from 'commander';
+import { CreateAdminKey, ROLES, type Role } from '@agentgw/gateway/contract';
+import { act } from '../run-action.js';
 import { connect, type ConnectionOptions } from '../services/connection.js';
 import { renderDocument } from '../ui/document.js';
 import { say } from '../ui/messages.js';
@@ -41,4 +43,17 @@ export async function adminKeysDelete(id: string, flags: Flags): Promise<number>
   await connect(flags).deleteAdminKey(id);
   say(`Deleted admin key ${id}; it no longer works.`);
   return 0;
+}
+
+export function registerAdminKeys(program: Command): void {
+  const adminKeys = program.command('admin-keys').description('manage admin keys (admin role only)');
+  adminKeys.command('list').option('--json', 'print JSON').action(act(adminKeysList));
+  adminKeys
+    .command('create')
+    .requiredOption('--name <name>', 'what the key is for')
+    .addOption(new Option('--role <role>', 'what the key may do').choices([...ROLES]).makeOptionMandatory())
+    .option('--tenant <id>', 'scope the key to one tenant (required for tenant_admin)')
+    .option('--json', 'print JSON (includes the key)')
+    .action(act(adminKeysCreate));
+  adminKeys.command('delete <id>').description('revoke a key at once').action(act(adminKeysDelete));
 }

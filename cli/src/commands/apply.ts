@@ -1,19 +1,14 @@
-import { planChanges } from '../reconcile/engine.js';
-import { connect, type ConnectionOptions } from '../services/connection.js';
-import { loadDesired, type DesiredOptions } from '../services/desired-state.js';
-import { outputMode } from '../ui/output-mode.js';
-import { requireApproval, runChanges, type RunFlags } from './run-changes.js';
+import type { Command } from 'commander';
+import { act } from '../run-action.js';
+import { runChanges, type RunFlags } from '../services/run-changes.js';
+import { addDesiredFlags } from './desired-flags.js';
 
-export interface ApplyFlags extends ConnectionOptions, DesiredOptions, RunFlags {
-  prune?: boolean;
-  json?: boolean;
-}
-
-export async function applyCommand(flags: ApplyFlags): Promise<number> {
-  const mode = outputMode(flags);
-  requireApproval('apply', flags, mode);
-  const desired = await loadDesired(flags, 'apply');
-  const client = connect(flags);
-  const changeSet = await planChanges(client, desired, { mode: 'sync', prune: flags.prune });
-  return runChanges(client, changeSet, flags, mode, 'Apply');
+/** `agentgw apply`: shows the plan, then makes the gateway match the desired state once approved. */
+export function registerApply(program: Command): void {
+  addDesiredFlags(program.command('apply').description('make the gateway match the file'))
+    .option('--auto-approve', 'apply without asking')
+    .option('--prune', 'delete managed objects (label managed_by: agentgw) the file no longer names')
+    .option('--keys-out <file>', "write new agents' keys to FILE (mode 0600) instead of printing them")
+    .option('--json', 'print the plan and results as JSON')
+    .action(act((flags: RunFlags) => runChanges('apply', flags)));
 }

@@ -1,3 +1,5 @@
+import type { Command } from 'commander';
+import { act } from '../run-action.js';
 import { connect, type ConnectionOptions } from '../services/connection.js';
 import { renderDocument } from '../ui/document.js';
 import { outputMode } from '../ui/output-mode.js';
@@ -6,4 +8,8 @@ import { outputMode } from '../ui/output-mode.js';
 export async function configCommand(flags: ConnectionOptions & { json?: boolean }): Promise<number> {
   renderDocument(await connect(flags).getSystemConfig(), outputMode(flags));
   return 0;
+}
+
+export function registerConfig(program: Command): void {
+  program.command('config').description('show the server configuration').option('--json', 'print JSON').action(act(configCommand));
 }

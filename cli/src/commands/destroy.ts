@@ -1,19 +1,12 @@
-import { planChanges } from '../reconcile/engine.js';
-import { connect, type ConnectionOptions } from '../services/connection.js';
-import { loadDesired, type DesiredOptions } from '../services/desired-state.js';
-import { outputMode } from '../ui/output-mode.js';
-import { requireApproval, runChanges, type RunFlags } from './run-changes.js';
+import type { Command } from 'commander';
+import { act } from '../run-action.js';
+import { runChanges, type RunFlags } from '../services/run-changes.js';
+import { addDesiredFlags } from './desired-flags.js';
 
-export interface DestroyFlags extends ConnectionOptions, DesiredOptions, Omit<RunFlags, 'keysOut'> {
-  json?: boolean;
-}
-
-/** Deletes every object the file names that exists, agents first and tenants last. */
-export async function destroyCommand(flags: DestroyFlags): Promise<number> {
-  const mode = outputMode(flags);
-  requireApproval('destroy', flags, mode);
-  const desired = await loadDesired(flags, 'destroy');
-  const client = connect(flags);
-  const changeSet = await planChanges(client, desired, { mode: 'destroy' });
-  return runChanges(client, changeSet, flags, mode, 'Destroy');
+/** `agentgw destroy`: deletes every object the file names that exists, agents first and tenants last. */
+export function registerDestroy(program: Command): void {
+  addDesiredFlags(program.command('destroy').description('delete every object the file names'))
+    .option('--auto-approve', 'destroy without asking')
+    .option('--json', 'print the plan and results as JSON')
+    .action(act((flags: Omit<RunFlags, 'keysOut' | 'prune'>) => runChanges('destroy', flags)));
 }

@@ -1,7 +1,9 @@
+import type { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { CliError } from '../errors.js';
 import { dumpLive } from '../reconcile/dump/dump.js';
 import { exportDeclarative } from '../reconcile/export/export-state.js';
+import { act } from '../run-action.js';
 import { connect, type ConnectionOptions } from '../services/connection.js';
 import { declarativeYaml } from '../ui/declarative-yaml.js';
 import { note } from '../ui/messages.js';
@@ -28,4 +30,13 @@ export async function exportCommand(flags: ExportFlags): Promise<number> {
   }
   note(`Wrote ${flags.output}.`);
   return 0;
+}
+
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description('print the live state as a declarative file (no keys)')
+    .option('--tenant <id>', 'only this tenant, its policies and agents')
+    .option('-o, --output <file>', 'write to FILE instead of stdout')
+    .action(act(exportCommand));
 }

@@ -1,3 +1,5 @@
+import type { Command } from 'commander';
+import { act } from '../run-action.js';
 import { connect, type ConnectionOptions } from '../services/connection.js';
 import { say } from '../ui/messages.js';
 
@@ -6,4 +8,13 @@ export async function maintenanceCommand(state: 'on' | 'off', flags: ConnectionO
   await connect(flags).setMaintenance(enabled ? { enabled, message: flags.message ?? null } : { enabled });
   say(enabled ? 'Maintenance on: the gateway answers 503 maintenance; the admin interface keeps working.' : 'Maintenance off: the gateway serves requests again.');
   return 0;
+}
+
+export function registerMaintenance(program: Command): void {
+  const maintenance = program.command('maintenance').description('turn maintenance mode on or off');
+  maintenance
+    .command('on')
+    .option('--message <text>', 'message for callers')
+    .action(act((flags: ConnectionOptions & { message?: string }) => maintenanceCommand('on', flags)));
+  maintenance.command('off').action(act((flags: ConnectionOptions) => maintenanceCommand('off', flags)));
 }

@@ -1,25 +1,13 @@
-import type { ChangeSet } from '../reconcile/diff/change.js';
-import { reconcile } from '../reconcile/engine.js';
-import { connect, type ConnectionOptions } from '../services/connection.js';
-import { loadDesired, type DesiredOptions } from '../services/desired-state.js';
-import { outputMode } from '../ui/output-mode.js';
-import { renderPlan } from '../ui/render-plan.js';
+import type { Command } from 'commander';
+import { act } from '../run-action.js';
+import { plan } from '../services/plan.js';
+import { addDesiredFlags } from './desired-flags.js';
 
-export interface PlanFlags extends ConnectionOptions, DesiredOptions {
-  detailedExitcode?: boolean;
-  json?: boolean;
-  prune?: boolean;
-}
-
-/** Exit 0: nothing to do (or --detailed-exitcode not given); 2: changes with --detailed-exitcode. */
-export async function planCommand(flags: PlanFlags): Promise<number> {
-  const desired = await loadDesired(flags, 'plan');
-  const client = connect(flags);
-  let changeSet: ChangeSet | undefined;
-  for await (const e of reconcile(client, desired, { mode: 'sync', prune: flags.prune, dry: true })) {
-    if (e.type === 'plan') changeSet = e.changeSet;
-  }
-  if (!changeSet) throw new Error('the engine produced no plan');
-  await renderPlan(changeSet, outputMode(flags));
-  return flags.detailedExitcode && changeSet.changes.length > 0 ? 2 : 0;
+/** `agentgw plan`: exit 0 when nothing changes (or without --detailed-exitcode), 2 when something does, 1 on error. */
+export function registerPlan(program: Command): void {
+  addDesiredFlags(program.command('plan').description('show what apply would change'))
+    .option('--prune', 'also plan deleting managed objects the file no longer names')
+    .option('--detailed-exitcode', 'exit 0 when nothing changes, 2 when something does, 1 on error')
+    .option('--json', 'print the plan as JSON')
+    .action(act(plan));
 }

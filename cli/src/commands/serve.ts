@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { note } from '../ui/messages.js';
 
@@ -5,6 +6,38 @@ export interface ServeFlags {
   config?: string;
   port?: string;
   host?: string;
+}
+
+/** The server configuration's defaults (gateway/src/config.ts) that `serve --help` names; serve.test.ts holds them equal. */
+export const SERVE_DEFAULTS = { host: '127.0.0.1', port: 8080, sqlitePath: './data/agentgw.db' } as const;
+
+const HELP_AFTER = `
+Without --config (or AGENTGW_CONFIG) every setting has its default: listen on ${SERVE_DEFAULTS.host}:${SERVE_DEFAULTS.port}
+(admin interface http://${SERVE_DEFAULTS.host}:${SERVE_DEFAULTS.port}/api, gateway http://${SERVE_DEFAULTS.host}:${SERVE_DEFAULTS.port}/v1),
+SQLite at ${SERVE_DEFAULTS.sqlitePath}, in-memory counters, and the offline \`mock\` provider when no
+provider is configured. examples/agentgw.yaml shows every key.
+
+Environment:
+  AGENTGW_ADMIN_KEY     the root admin key (role admin). Unset on the first start: the server generates
+                        one and prints it once to stderr (only its hash is stored). Set: it is the root
+                        key, and replaces a key generated or set earlier (the server says so).
+  AGENTGW_CONFIG        the config file when --config is not given
+  AGENTGW_DATABASE_URL  postgres://... instead of SQLite (nodes that share it share the configuration)
+  AGENTGW_REDIS_URL     redis://... for the budget and rate-limit counters nodes share
+
+Output: stderr carries sentences (a generated key, "agentgw listening: admin URL/api, gateway URL/v1"
+once requests are accepted, errors); stdout carries the server's log, one JSON object a line.
+SIGTERM or SIGINT drains the requests in flight, writes their usage and exits 0.
+`;
+
+/** Declares `serve`'s flags and help on the command bin.ts registers. */
+export function declareServe(cmd: Command): Command {
+  return cmd
+    .description('run the gateway (admin interface at /api, gateway at /v1)')
+    .option('--config <file>', 'agentgw.yaml (env AGENTGW_CONFIG; default: none, every setting at its default)')
+    .option('--port <n>', `port to listen on (default ${SERVE_DEFAULTS.port}, or the port of listen: in the config; 0 = any free port)`)
+    .option('--host <host>', `address to listen on (default ${SERVE_DEFAULTS.host}, or the host of listen: in the config)`)
+    .addHelpText('after', HELP_AFTER);
 }
 
 function parsePort(value: string | undefined): number | undefined {
@@ -27,12 +60,14 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     if (err.code === 'EADDRINUSE') throw new CliError(`cannot listen: the address is already in use (${err.message.replace(/^.*EADDRINUSE:?\s*/, '')}); pass another --port`);
     throw e;
   }
-  note(`agentgw listening: admin ${server.url}/api, gateway ${server.url}/v1`);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+  // Listening for the signals before saying so: whoever waits for the line may stop the server at once.
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
   });
+  // stderr: sentences for people (tests and the bench wait for this one); the server's JSON log is on stdout.
+  note(`agentgw listening: admin ${server.url}/api, gateway ${server.url}/v1`);
+  await stopped;
   await server.close();
   return 0;
 }

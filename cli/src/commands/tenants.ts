@@ -1,14 +1,21 @@
-import { CreateTenant } from '@agentgw/gateway/contract';
+import type { Command } from 'commander';
+import { KINDS } from '../kinds/index.js';
+import type { Tenant } from '../admin-client/types.js';
+import { act } from '../run-action.js';
 import { connect, type ConnectionOptions } from '../services/connection.js';
 import { say } from '../ui/messages.js';
 import { renderDocument } from '../ui/document.js';
 import { outputMode } from '../ui/output-mode.js';
 import { formatLabels, renderTable } from '../ui/table.js';
-import { checkBody, parseLabels } from './flag-values.js';
+import { checkBody } from './flag-values.js';
+import { addKindFlags, kindBody, kindFlags } from './kind-flags.js';
 
 interface Flags extends ConnectionOptions {
   json?: boolean;
 }
+
+/** Every field of a tenant but the id (positional) is a flag, read from the contract. */
+const CREATE_FLAGS = kindFlags(KINDS.tenant, ['id']);
 
 export async function tenantsList(flags: Flags): Promise<number> {
   const tenants = await connect(flags).listAllTenants();
@@ -29,9 +36,9 @@ export async function tenantsGet(id: string, flags: Flags): Promise<number> {
   return 0;
 }
 
-export async function tenantsCreate(id: string, flags: Flags & { name: string; label?: string[] }): Promise<number> {
-  const body = checkBody(CreateTenant, { id, name: flags.name, labels: parseLabels(flags.label) }, 'tenant');
-  const tenant = await connect(flags).createTenant(body);
+export async function tenantsCreate(id: string, flags: Flags & Record<string, unknown>): Promise<number> {
+  const body = checkBody(KINDS.tenant.schemas.create, { id, ...kindBody(flags, CREATE_FLAGS) }, 'tenant');
+  const tenant = (await KINDS.tenant.api.create(connect(flags), body as Tenant, id)) as Tenant;
   if (flags.json) renderDocument(tenant, 'json');
   else say(`Created tenant ${tenant.id}.`);
   return 0;
@@ -41,4 +48,14 @@ export async function tenantsDelete(id: string, flags: Flags): Promise<number> {
   await connect(flags).deleteTenant(id);
   say(`Deleted tenant ${id}.`);
   return 0;
+}
+
+export function registerTenants(program: Command): void {
+  const tenants = program.command('tenants').description('manage tenants');
+  tenants.command('list').option('--json', 'print JSON').action(act(tenantsList));
+  tenants.command('get <id>').option('--json', 'print JSON').action(act(tenantsGet));
+  addKindFlags(tenants.command('create <id>').description('create a tenant'), CREATE_FLAGS, { requireRequired: true })
+    .option('--json', 'print JSON')
+    .action(act(tenantsCreate));
+  tenants.command('delete <id>').action(act(tenantsDelete));
 }

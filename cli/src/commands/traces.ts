@@ -1,12 +1,17 @@
+import type { Command } from 'commander';
+import { act } from '../run-action.js';
+import { AgentNames, findAgent } from '../services/agent-ref.js';
 import { connect, type ConnectionOptions } from '../services/connection.js';
 import { followTraces } from '../services/follow-traces.js';
 import { stopOnSignals } from '../services/stop-signal.js';
 import { duration, usd } from '../ui/format-usage.js';
-import { note } from '../ui/messages.js';
+import { renderDocument } from '../ui/document.js';
+import { note, say } from '../ui/messages.js';
 import { outputMode } from '../ui/output-mode.js';
 import { renderTraceActivity, renderTraceActivityHeader } from '../ui/render-trace-activity.js';
 import { renderTrace } from '../ui/render-trace.js';
 import { renderTable } from '../ui/table.js';
+import type { AdminClient } from '../admin-client/admin-client.js';
 import { parseInteger, parseSeconds, parseTime } from './flag-values.js';
 
 interface Flags extends ConnectionOptions {
@@ -19,22 +24,28 @@ interface Filters {
 }
 
 const DEFAULT_INTERVAL_SECONDS = 2;
+const AGENT_FLAG = ['--agent <agent>', 'only this agent: TENANT/NAME or its agt_... id'] as const;
+
+/** The filters as the admin interface takes them; an agent that does not exist is an error, not an empty list. */
+async function traceFilters(client: AdminClient, f: Filters): Promise<{ tenant_id?: string; agent_id?: string }> {
+  if (!f.agent) return { tenant_id: f.tenant };
+  const agent = await findAgent(client, f.agent);
+  return { tenant_id: f.tenant, agent_id: agent.id };
+}
 
 export async function tracesList(flags: Flags & Filters & { since?: string; limit?: string; cursor?: string }): Promise<number> {
-  const query = {
-    tenant_id: flags.tenant,
-    agent_id: flags.agent,
-    since: parseTime('--since', flags.since),
-    limit: parseInteger('--limit', flags.limit, 1, 500),
-    cursor: flags.cursor,
-  };
-  const page = await connect(flags).listTraces(query);
+  const since = parseTime('--since', flags.since);
+  const limit = parseInteger('--limit', flags.limit, 1, 500);
+  const client = connect(flags);
+  const page = await client.listTraces({ ...(await traceFilters(client, flags)), since, limit, cursor: flags.cursor });
+  const mode = outputMode(flags);
+  const names = new AgentNames(client, flags.tenant);
+  if (mode !== 'json') await names.learn(page.data.map((t) => t.agent_id));
   renderTable(
     page.data,
     [
       { header: 'TRACE', value: (t) => t.trace_id },
-      { header: 'TENANT', value: (t) => t.tenant_id },
-      { header: 'AGENT', value: (t) => t.agent_id },
+      { header: 'AGENT', value: (t) => names.label(t.tenant_id, t.agent_id) },
       { header: 'STARTED', value: (t) => t.started_at },
       { header: 'DURATION', value: (t) => duration(Math.max(0, Date.parse(t.ended_at) - Date.parse(t.started_at))) },
       { header: 'REQUESTS', value: (t) => String(t.request_count) },
@@ -42,14 +53,27 @@ export async function tracesList(flags: Flags & Filters & { since?: string; limi
       { header: 'TOKENS', value: (t) => `${t.prompt_tokens}/${t.completion_tokens}` },
       { header: 'COST', value: (t) => usd(t.cost) },
     ],
-    outputMode(flags),
+    mode,
   );
   if (page.next_cursor) note(`More traces: agentgw traces list --cursor ${page.next_cursor} (with the same filters)`);
   return 0;
 }
 
-export async function tracesShow(traceId: string, flags: Flags): Promise<number> {
-  await renderTrace(await connect(flags).getTrace(traceId), outputMode(flags));
+export async function tracesShow(traceId: string, flags: Flags & { tenant?: string }): Promise<number> {
+  const client = connect(flags);
+  const trace = await client.getTrace(traceId);
+  const mode = outputMode(flags);
+  const names = new AgentNames(client, trace.tenant_id);
+  if (mode !== 'json') await names.learn([trace.agent_id]);
+  await renderTrace(trace, mode, process.stdout, names.label(trace.tenant_id, trace.agent_id));
+  return 0;
+}
+
+/** Stops a trace: every later request of it, on every endpoint and node, is 403 trace_stopped. */
+export async function tracesStop(traceId: string, flags: Flags & { reason?: string; tenant?: string }): Promise<number> {
+  const stop = await connect(flags).stopTrace(traceId, flags.reason ? { reason: flags.reason } : {}, { tenant_id: flags.tenant });
+  if (flags.json) renderDocument(stop, 'json');
+  else say(`Stopped trace ${stop.trace_id} of tenant ${stop.tenant_id} at ${stop.stopped.at}: every later request of it gets 403 trace_stopped.`);
   return 0;
 }
 
@@ -58,14 +82,55 @@ export async function tracesTail(flags: Flags & Filters & { interval?: string; m
   const intervalMs = parseSeconds('--interval', flags.interval, DEFAULT_INTERVAL_SECONDS);
   const maxPolls = parseInteger('--max-polls', flags.maxPolls, 1);
   const client = connect(flags);
+  const filters = await traceFilters(client, flags);
   const mode = outputMode(flags);
+  const names = new AgentNames(client, flags.tenant);
   const stop = stopOnSignals();
   try {
     await renderTraceActivityHeader(mode);
-    const changes = followTraces(client, { tenant_id: flags.tenant, agent_id: flags.agent, intervalMs, maxPolls, signal: stop.signal });
-    for await (const traces of changes) await renderTraceActivity(traces, mode);
+    const changes = followTraces(client, { ...filters, intervalMs, maxPolls, signal: stop.signal });
+    for await (const traces of changes) {
+      if (mode !== 'json') await names.learn(traces.map((t) => t.agent_id));
+      await renderTraceActivity(traces, mode, process.stdout, (t) => names.label(t.tenant_id, t.agent_id));
+    }
   } finally {
     stop.dispose();
   }
   return 0;
+}
+
+export function registerTraces(program: Command): void {
+  const traces = program.command('traces').description('what agents did: traces of requests');
+  traces
+    .command('list')
+    .description('traces, newest first')
+    .option('--tenant <id>', 'only this tenant')
+    .option(...AGENT_FLAG)
+    .option('--since <time>', 'RFC 3339 time, e.g. 2026-01-31T00:00:00Z')
+    .option('--limit <n>', 'how many (1-500, default 50)')
+    .option('--cursor <cursor>', 'the next page, as printed after a full page')
+    .option('--json', 'print JSON')
+    .action(act(tracesList));
+  traces
+    .command('show <trace-id>')
+    .alias('get')
+    .description('the steps of one trace on a timeline, with totals')
+    .option('--json', 'print the trace document')
+    .action(act(tracesShow));
+  traces
+    .command('stop <trace-id>')
+    .description('refuse every later request of a trace (final: the agent starts a new trace)')
+    .option('--reason <text>', 'why, for the people reading the trace')
+    .option('--tenant <id>', 'whose trace, when two tenants share the trace id')
+    .option('--json', 'print JSON')
+    .action(act(tracesStop));
+  traces
+    .command('tail')
+    .description('print traces as they start or change, until Ctrl-C')
+    .option('--tenant <id>', 'only this tenant')
+    .option(...AGENT_FLAG)
+    .option('--interval <seconds>', 'seconds between polls (default 2)')
+    .option('--max-polls <n>', 'stop after N polls (for scripts)')
+    .option('--json', 'print one JSON object per line')
+    .action(act(tracesTail));
 }

@@ -39,6 +39,19 @@ describe('--cdktf: desired state from a synthesized CDKTF stack', () => {
     expect(destroy.stdout).toContain('Plan: 0 to add, 0 to change, 3 to destroy.');
   });
 
+  it('a reference to nothing is a plan error naming the stack file and the resource address', async () => {
+    const bad = mkdtempSync(join(tmpdir(), 'agentgw-cdktf-bad-'));
+    const stack = structuredClone(STACK);
+    stack.resource.agentgw_agent.a.policy_id = 'no-such-policy';
+    writeFileSync(join(bad, 'cdk.tf.json'), JSON.stringify(stack));
+    const res = await runCli(['plan', '--cdktf', bad], gw.env);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toBe(
+      `Error: ${join(bad, 'cdk.tf.json')}: agentgw_agent.a.policy_id: agent "cdk-tenant/cdk-bot": policy_id names policy "no-such-policy", which neither the file nor the gateway has\n`,
+    );
+  });
+
   it('a directory without a synthesized stack is one sentence', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'agentgw-cdktf-empty-'));
     const res = await runCli(['plan', '--cdktf', empty], gw.env);

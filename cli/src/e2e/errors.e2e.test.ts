@@ -41,11 +41,14 @@ describe('errors for people', () => {
     expect(res.stderr).toBe(`Error: cannot reach the agentgw admin interface at ${url}: connection refused\n`);
   });
 
-  it('a wrong admin key (401)', async () => {
-    const res = await runCli(['plan', '-f', EXAMPLE], { ...gw.env, AGENTGW_ADMIN_KEY: 'adk_wrongwrongwrongwrongwrongwrong12' });
-    expect(res.code).toBe(1);
-    expectOneSentence(res.stderr);
-    expect(res.stderr).toMatch(/401 invalid_api_key.*--admin-key or AGENTGW_ADMIN_KEY/);
+  it('a wrong admin key (401) fails plan, and apply before it asks anything, once', async () => {
+    for (const args of [['plan', '-f', EXAMPLE], ['apply', '-f', EXAMPLE], ['apply', '-f', EXAMPLE, '--auto-approve'], ['destroy', '-f', EXAMPLE]]) {
+      const res = await runCli(args, { ...gw.env, AGENTGW_ADMIN_KEY: 'adk_wrongwrongwrongwrongwrongwrong12' });
+      expect(res.code, args.join(' ')).toBe(1);
+      expect(res.stdout).toBe('');
+      expectOneSentence(res.stderr);
+      expect(res.stderr).toMatch(/401 invalid_api_key.*--admin-key or AGENTGW_ADMIN_KEY/);
+    }
   });
 
   it('a bad file, before the gateway is contacted', async () => {
@@ -66,11 +69,17 @@ describe('errors for people', () => {
     expect(res.stderr).toContain(`${bad}:4:11: "HOME" cannot be interpolated`);
   });
 
-  it('apply without a terminal and without --auto-approve names the flag', async () => {
+  it('apply without a terminal and without --auto-approve shows the plan, then names the flag', async () => {
     const res = await runCli(['apply', '-f', EXAMPLE], gw.env);
     expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(/^\+ create tenant acme\n[\s\S]*\nPlan: \d+ to add, 0 to change, 0 to destroy\.\n$/);
     expectOneSentence(res.stderr);
     expect(res.stderr).toContain('--auto-approve');
+    const json = await runCli(['apply', '-f', EXAMPLE, '--json'], gw.env);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).summary.add).toBeGreaterThan(0);
+    expectOneSentence(json.stderr);
+    expect(json.stderr).toContain('apply --json cannot ask for confirmation: pass --auto-approve');
   });
 
   it('plan without a file says what to pass', async () => {

@@ -141,44 +141,126 @@ describe.sequential('agentgw plan/apply/destroy/export against a real server', (
     expect(await admin.listAllAgents()).toEqual([]);
   });
 
-  it('a refusal mid-apply reports what was done and what was not; a re-run finishes the job', async () => {
+  it('a reference to nothing is a plan error at its file and line, printed once; apply changes nothing', async () => {
     writeFileSync(
-      file('partial.yaml'),
+      file('dangling.yaml'),
       [
         'version: 1',
         'tenants:',
         '  - { id: initech, name: Initech }',
         'agents:',
         '  - { name: a1, tenant_id: initech }',
-        '  - { name: a2, tenant_id: initech, policy_id: later }',
-        '  - { name: a3, tenant_id: initech }',
+        '  - name: a2',
+        '    tenant_id: initech',
+        '    policy_id: later',
+        '  - { name: a3, tenant_id: nowhere }',
       ].join('\n'),
     );
-    const first = await cli('apply', '-f', file('partial.yaml'), '--auto-approve', '--keys-out', file('partial-keys.json'));
-    expect(first.code).toBe(1);
-    expect(first.stdout).toContain('+ created tenant initech\n+ created agent initech/a1\n! failed to create agent initech/a2: ');
-    expect(first.stdout).toContain('  not done: create agent initech/a3\n');
-    expect(first.stdout).toContain('Apply stopped: 2 done, 1 failed, 1 not done. Fix the cause and run apply again to finish the rest.');
-    expect(first.stderr.trim().split('\n')).toHaveLength(1);
-    expect(first.stderr).toMatch(/^Error: stopped at "create agent initech\/a2": .*policy_not_found/);
-    expect(Object.keys(JSON.parse(readFileSync(file('partial-keys.json'), 'utf8')))).toEqual(['initech/a1']);
+    const plan = await cli('plan', '-f', file('dangling.yaml'));
+    expect(plan.code).toBe(1);
+    expect(plan.stdout).toBe('');
+    expect(plan.stderr.split('\n').filter(Boolean)).toEqual([
+      `Error: ${file('dangling.yaml')}:8:16: agent "initech/a2": policy_id names policy "later", which neither the file nor the gateway has`,
+      `Error: ${file('dangling.yaml')}:9:28: agent "nowhere/a3": tenant_id names tenant "nowhere", which neither the file nor the gateway has`,
+    ]);
+    const detailed = await cli('plan', '-f', file('dangling.yaml'), '--detailed-exitcode');
+    expect(detailed.code).toBe(1);
+    const apply = await cli('apply', '-f', file('dangling.yaml'), '--auto-approve');
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toBe(plan.stderr);
+    expect((await admin.listAllTenants()).map((t) => t.id)).not.toContain('initech');
+  });
 
-    expect((await cli('policies', 'create', 'later', '--tenant', 'initech')).code).toBe(0);
-    const second = await cli('apply', '-f', file('partial.yaml'), '--auto-approve', '--keys-out', file('partial-keys.json'));
+  it('apply without a terminal shows the plan first; with nothing to change it exits 0 without --auto-approve', async () => {
+    writeFileSync(file('small.yaml'), ['version: 1', 'tenants:', '  - { id: initech, name: Initech }', 'agents:', '  - { name: a1, tenant_id: initech }'].join('\n'));
+    const refused = await cli('apply', '-f', file('small.yaml'));
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('+ create tenant initech');
+    expect(refused.stdout).toContain('Plan: 2 to add, 0 to change, 0 to destroy.');
+    expect(refused.stderr).toBe(
+      'Error: apply asks for confirmation, but this is not an interactive terminal: pass --auto-approve to apply without asking\n',
+    );
+    expect((await admin.listAllTenants()).map((t) => t.id)).not.toContain('initech');
+
+    expect((await cli('apply', '-f', file('small.yaml'), '--auto-approve')).code).toBe(0);
+    const nothing = await cli('apply', '-f', file('small.yaml'));
+    expect(nothing.stderr).toBe('');
+    expect(nothing.code).toBe(0);
+    expect(nothing.stdout).toBe('No changes: the gateway matches the desired state.\nPlan: 0 to add, 0 to change, 0 to destroy.\n');
+    const json = await cli('apply', '-f', file('small.yaml'), '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ summary: { add: 0, change: 0, destroy: 0 }, ok: true });
+    const destroy = await cli('destroy', '-f', file('small.yaml'));
+    expect(destroy.code).toBe(1);
+    expect(destroy.stdout).toContain('Plan: 0 to add, 0 to change, 2 to destroy.');
+    expect(destroy.stderr).toContain('pass --auto-approve to destroy without asking');
+  });
+
+  it('a refusal mid-apply reports what was done and what was not, once; a re-run finishes the job', async () => {
+    const lines = (...extra: string[]) =>
+      ['version: 1', 'tenants:', '  - { id: initech, name: Initech }', ...extra, 'agents:', '  - { name: a1, tenant_id: initech }'].join('\n');
+    writeFileSync(file('three.yaml'), lines('  - { id: umbrella, name: Umbrella }', '  - { id: zeta, name: Zeta }'));
+    expect((await cli('apply', '-f', file('three.yaml'), '--auto-approve')).code).toBe(0);
+    // an agent made by hand in a tenant the file will drop: the gateway refuses to delete a tenant that is not empty
+    expect((await cli('agents', 'create', '--tenant', 'umbrella', '--name', 'manual')).code).toBe(0);
+
+    writeFileSync(file('one.yaml'), lines().replace('agents:\n', 'agents:\n  - { name: a2, tenant_id: initech }\n'));
+    const first = await cli('apply', '-f', file('one.yaml'), '--auto-approve', '--prune', '--keys-out', file('partial-keys.json'));
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain('+ created agent initech/a2\n! failed to delete tenant umbrella: ');
+    expect(first.stdout).toMatch(/! failed to delete tenant umbrella: .*409 tenant_not_empty/);
+    expect(first.stdout).toContain('  not done: delete tenant zeta\n');
+    expect(first.stdout).toContain('Apply stopped: 1 done, 1 failed, 1 not done. Fix the cause and run apply again to finish the rest.');
+    // the progress said it: stderr does not say it again
+    expect(first.stderr).toBe('');
+    expect(first.stdout.match(/tenant_not_empty/g)).toHaveLength(1);
+    expect(Object.keys(JSON.parse(readFileSync(file('partial-keys.json'), 'utf8')))).toEqual(['initech/a2']);
+
+    const json = await cli('apply', '-f', file('one.yaml'), '--auto-approve', '--prune', '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, results: [{ status: 'failed', error: { code: 'tenant_not_empty' } }, { status: 'not_done' }] });
+    expect(json.stderr).toMatch(/^Error: stopped at "delete tenant umbrella": .*tenant_not_empty/);
+
+    expect((await cli('agents', 'delete', 'umbrella/manual')).code).toBe(0);
+    const second = await cli('apply', '-f', file('one.yaml'), '--auto-approve', '--prune');
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain('Plan: 2 to add, 0 to change, 0 to destroy.');
-    expect(Object.keys(JSON.parse(readFileSync(file('partial-keys.json'), 'utf8'))).sort()).toEqual(['initech/a1', 'initech/a2', 'initech/a3']);
-    expect((await cli('plan', '-f', file('partial.yaml'), '--detailed-exitcode')).code).toBe(0);
+    expect(second.stdout).toContain('Plan: 0 to add, 0 to change, 2 to destroy.');
+    expect((await cli('plan', '-f', file('one.yaml'), '--prune', '--detailed-exitcode')).code).toBe(0);
+  });
+
+  it('fields the contract added flow through the file: tenant budgets; an agent\'s suspension is left alone unless the file sets it', async () => {
+    const doc = (agent: string) =>
+      ['version: 1', 'tenants:', '  - { id: budgets, name: Budgets, monthly_budget: 40, daily_budget: 2 }', 'agents:', `  - ${agent}`].join('\n');
+    writeFileSync(file('budgets.yaml'), doc('{ name: worker, tenant_id: budgets }'));
+    const apply = await cli('apply', '-f', file('budgets.yaml'), '--auto-approve');
+    expect(apply.code).toBe(0);
+    expect(apply.stdout).toContain('+ create tenant budgets\n    name: "Budgets"\n    monthly_budget: 40\n    daily_budget: 2\n');
+    expect(await admin.getTenant('budgets')).toMatchObject({ monthly_budget: 40, daily_budget: 2 });
+
+    expect((await cli('agents', 'suspend', 'budgets/worker')).code).toBe(0);
+    const untouched = await cli('plan', '-f', file('budgets.yaml'), '--detailed-exitcode');
+    expect(untouched.stdout).toContain('No changes');
+    expect(untouched.code).toBe(0);
+
+    writeFileSync(file('budgets.yaml'), doc('{ name: worker, tenant_id: budgets, suspended: false }'));
+    const resume = await cli('apply', '-f', file('budgets.yaml'), '--auto-approve');
+    expect(resume.stdout).toContain('~ update agent budgets/worker\n    suspended: true -> false\n');
+    expect((await admin.listAllAgents({ tenant_id: 'budgets' }))[0].suspended).toBe(false);
+    expect(parse((await cli('export', '--tenant', 'budgets')).stdout).tenants).toEqual([{ id: 'budgets', name: 'Budgets', monthly_budget: 40, daily_budget: 2 }]);
+    expect((await cli('destroy', '-f', file('budgets.yaml'), '--auto-approve')).code).toBe(0);
   });
 
   it('resource commands: list, get, config, maintenance', async () => {
     const tenants = await cli('tenants', 'list', '--json');
     expect(JSON.parse(tenants.stdout).map((t: { id: string }) => t.id)).toEqual(['initech']);
+    expect((await cli('policies', 'put', 'later', '--tenant', 'initech', '--pii', 'redact', '--retry-block', '3/300', '--no-clamp-output')).code).toBe(0);
+    expect(await admin.getPolicy('later')).toMatchObject({ rules: { pii: 'redact', retry_block: { max_repeats: 3, window_seconds: 300 }, clamp_output: false } });
+    expect((await cli('agents', 'create', '--tenant', 'initech', '--name', 'a9', '--policy', 'later')).code).toBe(0);
     const list = await cli('agents', 'list', '--tenant', 'initech');
     expect(list.stdout.split('\n')[0]).toMatch(/^ID\s+TENANT\s+NAME\s+POLICY\s+KEY\s+LABELS$/);
     expect(list.stdout).not.toMatch(/agk_[0-9A-Za-z]{32}/);
-    const get = await cli('agents', 'get', 'initech/a2', '--json');
-    expect(JSON.parse(get.stdout)).toMatchObject({ name: 'a2', policy_id: 'later', spend: { day: 0 } });
+    const get = await cli('agents', 'get', 'initech/a9', '--json');
+    expect(JSON.parse(get.stdout)).toMatchObject({ name: 'a9', policy_id: 'later', spend: { day: 0 } });
     const rotated = await cli('agents', 'rotate-key', 'initech/a1');
     expect(rotated.stdout).toMatch(/agk_/);
     const config = await cli('config', '--json');

@@ -1,21 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { TraceSummary as TraceSummarySchema } from '@agentgw/gateway/contract';
 import type { TraceDetail, TraceSummary, UsageRow } from '../admin-client/types.js';
 import { duration, usd } from '../ui/format-usage.js';
 import { admin, chat, waitForTrace } from './__fixtures__/gateway-traffic.js';
 import { runCli, serveGateway, startCli, type ServedGateway } from './__fixtures__/harness.js';
 
-const SUMMARY_FIELDS = [
-  'trace_id',
-  'tenant_id',
-  'agent_id',
-  'started_at',
-  'ended_at',
-  'request_count',
-  'error_count',
-  'prompt_tokens',
-  'completion_tokens',
-  'cost',
-].sort();
+/** --json prints the contract's documents as they are. */
+const SUMMARY_FIELDS = Object.keys(TraceSummarySchema.shape).sort();
 
 /** A step row of the plain timeline: number, model, status, tokens, cost, start, latency, ttft, bar. */
 const STEP_ROW = /^\s*(\d+)\s{2}(\S+)\s+(ok|blocked \d+ \S+|error \d+ \S+)\s+(\d+)\/(\d+)\s+(\$[\d.]+)\s+\+(\S+)\s+(\S+)\s+(\S+)\s+\|(.+)\|$/;
@@ -55,10 +46,28 @@ describe.sequential('traces, usage and admin keys against a real server', () => 
     expect(list[0]).toMatchObject({ trace_id: 'run-1', tenant_id: 'obs', agent_id: agentId, request_count: 3, error_count: 1 });
   });
 
-  it('traces list: a table; a bad --since is a flag error before any request', async () => {
+  it('--agent takes TENANT/NAME as well as the id; an unknown agent is an error, not an empty list', async () => {
+    const byName = await cli('traces', 'list', '--json', '--agent', 'obs/bot');
+    expect(byName.stderr).toBe('');
+    expect((JSON.parse(byName.stdout) as TraceSummary[]).map((t) => t.trace_id)).toEqual(['run-1']);
+
+    const unknown = await cli('traces', 'list', '--agent', 'obs/nobody');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toBe('Error: no agent named nobody in tenant obs\n');
+    const unknownId = await cli('traces', 'list', '--agent', 'agt_0000000000000000');
+    expect(unknownId.code).toBe(1);
+    expect(unknownId.stderr).toMatch(/^Error: no agent with id agt_0000000000000000/);
+    const tail = await cli('traces', 'tail', '--agent', 'nope/bot', '--max-polls', '1');
+    expect(tail.code).toBe(1);
+    expect(tail.stderr).toBe('Error: no agent named bot in tenant nope\n');
+  });
+
+  it('traces list: a table naming agents tenant/name; a bad --since is a flag error before any request', async () => {
     const res = await cli('traces', 'list', '--tenant', 'obs');
-    expect(res.stdout.split('\n')[0]).toMatch(/^TRACE\s+TENANT\s+AGENT\s+STARTED\s+DURATION\s+REQUESTS\s+ERRORS\s+TOKENS\s+COST$/);
-    expect(res.stdout.split('\n')[1]).toMatch(new RegExp(`^run-1\\s+obs\\s+${agentId}\\s+\\S+Z\\s+\\S+\\s+3\\s+1\\s+\\d+/\\d+\\s+\\$`));
+    expect(res.stdout.split('\n')[0]).toMatch(/^TRACE\s+AGENT\s+STARTED\s+DURATION\s+REQUESTS\s+ERRORS\s+TOKENS\s+COST$/);
+    expect(res.stdout.split('\n')[1]).toMatch(/^run-1\s+obs\/bot\s+\S+Z\s+\S+\s+3\s+1\s+\d+\/\d+\s+\$/);
+    expect(res.stdout).not.toContain(agentId);
     const bad = await runCli(['traces', 'list', '--since', 'yesterday'], { AGENTGW_ADMIN_URL: 'http://127.0.0.1:9/api', AGENTGW_ADMIN_KEY: 'x' });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('Error: --since must be an RFC 3339 time such as 2026-01-31T00:00:00Z, not "yesterday"\n');
@@ -70,7 +79,7 @@ describe.sequential('traces, usage and admin keys against a real server', () => 
     expect(res.code).toBe(0);
     const lines = res.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('Trace run-1');
-    expect(lines[1]).toBe(`tenant obs, agent ${agentId}, ${trace.started_at} to ${trace.ended_at}`);
+    expect(lines[1]).toBe(`agent obs/bot, ${trace.started_at} to ${trace.ended_at}`);
     expect(lines[3]).toMatch(/^STEP\s+MODEL\s+STATUS\s+TOKENS\s+COST\s+START\s+LATENCY\s+TTFT\s+TIMELINE$/);
     const rows = lines.map((l) => STEP_ROW.exec(l)).filter((m) => m !== null);
     expect(rows.map((m) => [m[1], m[2], m[3]])).toEqual([
@@ -112,11 +121,14 @@ describe.sequential('traces, usage and admin keys against a real server', () => 
     expect(res.stderr).toMatch(/^Error: .*no-such-run.*\(404 trace_not_found\)\n$/);
   });
 
-  it('usage --json: requests, tokens and cost per agent, model and day', async () => {
+  it('usage: requests, tokens and cost per agent (by name; JSON keeps the id), model and day', async () => {
     const byAgent = JSON.parse((await cli('usage', '--json', '--tenant', 'obs')).stdout) as UsageRow[];
     expect(byAgent).toEqual([
       { key: agentId, requests: 3, prompt_tokens: trace.prompt_tokens, completion_tokens: trace.completion_tokens, cost: trace.cost },
     ]);
+    const table = await cli('usage', '--tenant', 'obs');
+    expect(table.stdout.split('\n')[0]).toMatch(/^AGENT\s+REQUESTS\s+PROMPT\s+COMPLETION\s+COST$/);
+    expect(table.stdout.split('\n')[1]).toMatch(/^obs\/bot\s+3\s+/);
     const byModel = JSON.parse((await cli('usage', '--json', '--group-by', 'model')).stdout) as UsageRow[];
     expect(byModel.find((r) => r.key === 'mock/mock-1')?.requests).toBe(3);
     const today = new Date().toISOString().slice(0, 10);
@@ -145,6 +157,17 @@ describe.sequential('traces, usage and admin keys against a real server', () => 
     expect(Object.keys(live[0]).sort()).toEqual(SUMMARY_FIELDS);
   });
 
+  it('traces tail names the agent tenant/name and follows one agent given as TENANT/NAME', async () => {
+    const tail = startCli(['traces', 'tail', '--agent', 'obs/bot', '--interval', '0.1', '--max-polls', '60'], gw.env);
+    onTestFinished(() => tail.signal('SIGKILL'));
+    await tail.waitForStdout(/^TRACE\s+AGENT/);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await chat(gw, agentKey, 'live-2')).toBe(200);
+    await tail.waitForStdout(/^live-2\s+obs\/bot\s+1\s+/m);
+    tail.signal('SIGINT');
+    expect((await tail.exited).code).toBe(0);
+  });
+
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     it(`traces tail stops on ${sig} with exit 0`, async () => {
       const tail = startCli(['traces', 'tail', '--interval', '0.2'], gw.env);
@@ -156,6 +179,26 @@ describe.sequential('traces, usage and admin keys against a real server', () => 
       expect(res.stderr).toBe('');
     });
   }
+
+  it('traces stop refuses the rest of a trace; agents suspend|resume TENANT/NAME refuses and lets through the agent', async () => {
+    expect(await chat(gw, agentKey, 'to-stop')).toBe(200);
+    await waitForTrace(gw, 'to-stop', 1);
+    const stopped = await cli('traces', 'stop', 'to-stop', '--reason', 'looping');
+    expect(stopped.stderr).toBe('');
+    expect(stopped.stdout).toMatch(/^Stopped trace to-stop of tenant obs at \S+: every later request of it gets 403 trace_stopped\.\n$/);
+    expect(await chat(gw, agentKey, 'to-stop')).toBe(403);
+    expect(await chat(gw, agentKey, 'after-stop')).toBe(200);
+
+    const suspended = await cli('agents', 'suspend', 'obs/bot');
+    expect(suspended.stdout).toBe('Suspended agent obs/bot: its key gets 403 agent_suspended until it is resumed.\n');
+    expect(await chat(gw, agentKey, 'while-suspended')).toBe(403);
+    expect(JSON.parse((await cli('agents', 'get', 'obs/bot', '--json')).stdout)).toMatchObject({ suspended: true });
+    expect((await cli('agents', 'resume', 'obs/bot')).code).toBe(0);
+    expect(await chat(gw, agentKey, 'after-resume')).toBe(200);
+    const unknown = await cli('agents', 'suspend', 'obs/nobody');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('Error: no agent named nobody in tenant obs\n');
+  });
 
   it('admin-keys create prints the key once; list never does; delete revokes it', async () => {
     const created = await cli('admin-keys', 'create', '--name', 'dashboards', '--role', 'viewer', '--tenant', 'obs', '--json');

@@ -1,6 +1,7 @@
 import type { DeclarativeFile } from '@agentgw/gateway/contract';
 import { describe, expect, it } from 'vitest';
 import { AdminApiError } from '../admin-client/errors.js';
+import { PlanError } from './diff/plan-error.js';
 import { FakeAdmin } from './__fixtures__/fake-admin.js';
 import type { ApplyEvent, ApplyResult } from './apply/events.js';
 import { planChanges, reconcile } from './engine.js';
@@ -110,5 +111,87 @@ describe('reconcile', () => {
     expect(exported.policies).toEqual([{ id: 'std', tenant_id: 'acme', monthly_budget: 250, rules: { pii: 'block' } }]);
     expect(JSON.stringify(exported)).not.toContain('managed_by');
     expect((await planChanges(fake, exported, { mode: 'sync', prune: true })).changes).toEqual([]);
+  });
+
+  it('carries fields the contract added with no code of their own: tenant budgets', async () => {
+    const fake = new FakeAdmin();
+    const budgeted: DeclarativeFile = { ...desired, tenants: [{ id: 'acme', name: 'Acme', monthly_budget: 100 }] };
+    await run(fake, budgeted, { mode: 'sync', dry: false });
+    expect(fake.tenants.get('acme')).toMatchObject({ monthly_budget: 100, daily_budget: null });
+    expect((await planChanges(fake, budgeted, { mode: 'sync' })).changes).toEqual([]);
+    const tighter: DeclarativeFile = { ...desired, tenants: [{ id: 'acme', name: 'Acme', monthly_budget: 50, daily_budget: 3 }] };
+    const plan = await planChanges(fake, tighter, { mode: 'sync' });
+    expect(plan.changes.map((c) => [c.op, c.id, c.changes])).toEqual([
+      [
+        'update',
+        'acme',
+        [
+          { field: 'monthly_budget', old: 100, new: 50 },
+          { field: 'daily_budget', old: null, new: 3 },
+        ],
+      ],
+    ]);
+    fake.calls = [];
+    await run(fake, tighter, { mode: 'sync', dry: false });
+    expect(fake.tenants.get('acme')).toMatchObject({ monthly_budget: 50, daily_budget: 3 });
+    expect(exportDeclarative({ tenants: await fake.listAllTenants(), policies: [], agents: [] }).tenants).toEqual([
+      { id: 'acme', name: 'Acme', monthly_budget: 50, daily_budget: 3 },
+    ]);
+  });
+
+  it('leaves an agent\'s suspension alone while the file leaves suspended out (unmanagedWhenAbsent), and manages it when set', async () => {
+    const fake = new FakeAdmin();
+    await run(fake, desired, { mode: 'sync', dry: false });
+    const bot = [...fake.agents.values()].find((a) => a.name === 'bot')!;
+    await fake.updateAgent(bot.id, { suspended: true });
+    expect((await planChanges(fake, desired, { mode: 'sync' })).changes).toEqual([]);
+    // another change to the agent does not lift the suspension either
+    const relabelled: DeclarativeFile = { ...desired, agents: [{ ...desired.agents[0], labels: { team: 'y' } }, desired.agents[1]] };
+    await run(fake, relabelled, { mode: 'sync', dry: false });
+    expect(fake.agents.get(bot.id)).toMatchObject({ suspended: true, labels: { team: 'y', managed_by: 'agentgw' } });
+
+    const resumed: DeclarativeFile = { ...relabelled, agents: [{ ...relabelled.agents[0], suspended: false }, desired.agents[1]] };
+    const plan = await planChanges(fake, resumed, { mode: 'sync' });
+    expect(plan.changes.map((c) => [c.op, c.id, c.changes])).toEqual([['update', 'acme/bot', [{ field: 'suspended', old: true, new: false }]]]);
+    fake.calls = [];
+    await run(fake, resumed, { mode: 'sync', dry: false });
+    expect(fake.calls).toEqual([`update agent ${bot.id}`]);
+    expect(fake.agents.get(bot.id)?.suspended).toBe(false);
+
+    // a new agent created suspended carries it in its create request
+    const fresh: DeclarativeFile = { ...resumed, agents: [...resumed.agents, { name: 'paused', tenant_id: 'acme', suspended: true }] };
+    await run(fake, fresh, { mode: 'sync', dry: false });
+    expect([...fake.agents.values()].find((a) => a.name === 'paused')?.suspended).toBe(true);
+  });
+
+  it('refuses a plan whose references neither the file nor the gateway can satisfy, each problem at its object and field', async () => {
+    const fake = new FakeAdmin();
+    const dangling: DeclarativeFile = {
+      ...desired,
+      agents: [
+        { name: 'bot', tenant_id: 'acme', policy_id: 'missing' },
+        { name: 'stray', tenant_id: 'elsewhere' },
+      ],
+    };
+    const err = await planChanges(fake, dangling, { mode: 'sync' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlanError);
+    expect((err as PlanError).problems).toEqual([
+      {
+        message: 'agent "acme/bot": policy_id names policy "missing", which neither the file nor the gateway has',
+        site: { kind: 'agent', id: 'acme/bot', field: 'policy_id' },
+      },
+      {
+        message: 'agent "elsewhere/stray": tenant_id names tenant "elsewhere", which neither the file nor the gateway has',
+        site: { kind: 'agent', id: 'elsewhere/stray', field: 'tenant_id' },
+      },
+    ]);
+    expect(fake.calls).toEqual([]);
+    // what the gateway has counts, even when the listing left it out (a tenant key does not list global policies)
+    await fake.putPolicy('missing', {});
+    const listed = fake.listAllPolicies.bind(fake);
+    fake.listAllPolicies = async (q) => (await listed(q)).filter((p) => p.id !== 'missing');
+    await expect(planChanges(fake, { ...dangling, agents: [dangling.agents[0]] }, { mode: 'sync' })).resolves.toMatchObject({ summary: { add: 3 } });
+    // destroy needs no references
+    await expect(planChanges(fake, dangling, { mode: 'destroy' })).resolves.toMatchObject({ changes: [] });
   });
 });

@@ -4,6 +4,8 @@ import type { ApplyEvent, ApplyResult } from './apply/events.js';
 import type { ApplyClient } from './apply/perform.js';
 import { summarise, type ChangeSet } from './diff/change.js';
 import { diffStates, type DiffOptions } from './diff/diff.js';
+import { PlanError } from './diff/plan-error.js';
+import { referenceProblems } from './diff/references.js';
 import { dumpLive, type DumpClient } from './dump/dump.js';
 import { orderChanges } from './order.js';
 import { desiredState, liveState } from './state/normalise.js';
@@ -11,10 +13,18 @@ import { desiredState, liveState } from './state/normalise.js';
 export type ReconcileClient = DumpClient & ApplyClient;
 export type PlanOptions = DiffOptions;
 
-/** file -> desired; live -> current; diff -> change set; order. */
+/**
+ * file -> desired; live -> current; check references; diff -> change set; order.
+ * A plan that apply could not carry out (a reference to nothing, an immutable field changed) is a PlanError.
+ */
 export async function planChanges(client: DumpClient, desired: DeclarativeFile, opts: PlanOptions): Promise<ChangeSet> {
-  const live = await dumpLive(client);
-  const changes = orderChanges(diffStates(desiredState(desired), liveState(live), opts));
+  const want = desiredState(desired);
+  const have = liveState(await dumpLive(client));
+  if (opts.mode === 'sync') {
+    const problems = await referenceProblems(client, want, have);
+    if (problems.length > 0) throw new PlanError(problems);
+  }
+  const changes = orderChanges(diffStates(want, have, opts));
   return { changes, summary: summarise(changes) };
 }
 

@@ -1,12 +1,15 @@
+import { KIND_LIST } from '../kinds/index.js';
+import { referenceFields } from '../kinds/values.js';
 import type { Change } from './diff/change.js';
 import type { Kind } from './state/types.js';
 
-/** The one dependency table: a policy belongs to a tenant; an agent to a tenant and a policy. */
-export const DEPENDS_ON: Readonly<Record<Kind, readonly Kind[]>> = {
-  tenant: [],
-  policy: ['tenant'],
-  agent: ['tenant', 'policy'],
-};
+/**
+ * The one dependency table, read from the kinds' references: a policy belongs to a tenant;
+ * an agent to a tenant and a policy.
+ */
+export const DEPENDS_ON: Readonly<Record<Kind, readonly Kind[]>> = Object.fromEntries(
+  KIND_LIST.map((d) => [d.kind, [...new Set(referenceFields(d).map((f) => f.references!))]]),
+) as Record<Kind, Kind[]>;
 
 /** Kinds with every dependency before its dependants, derived from DEPENDS_ON. */
 export function kindOrder(table: Readonly<Record<Kind, readonly Kind[]>> = DEPENDS_ON): Kind[] {

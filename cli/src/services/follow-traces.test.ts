@@ -17,6 +17,7 @@ function trace(id: string, startMs: number, endMs: number, requests = 1, tenant 
     prompt_tokens: 10 * requests,
     completion_tokens: 5 * requests,
     cost: 0.001 * requests,
+    stopped: null,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { ApplyEvent, ApplyResult } from '../reconcile/apply/events.js';
 import type { Change, ChangeSet, Op, Summary } from '../reconcile/diff/change.js';
 import { describeError } from '../describe-error.js';
+import { KINDS } from '../kinds/index.js';
 import { formatValue } from './format-value.js';
 
 export type Tone = 'create' | 'update' | 'delete' | 'success' | 'warning' | 'error' | 'muted' | 'plain';
@@ -44,7 +45,9 @@ function changeLines(c: Change): Line[] {
     );
   });
   // a new agent gets a key from the server: the plan says so without ever holding it
-  if (c.kind === 'agent' && c.op === 'create') fields.push(line(seg(`${INDENT}api_key: `, 'muted'), seg('(sensitive, shown once after apply)', 'muted')));
+  if (c.op === 'create') {
+    for (const secret of KINDS[c.kind].secrets) fields.push(line(seg(`${INDENT}${secret}: `, 'muted'), seg('(sensitive, shown once after apply)', 'muted')));
+  }
   return [head, ...fields];
 }
 

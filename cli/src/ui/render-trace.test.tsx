@@ -49,6 +49,13 @@ describe('trace timeline', () => {
     expect(traceText(TRACE, 'plain')).toContain(`${BAR_FULL} request  ${BAR_WAIT} before the first token`);
   });
 
+  it('names the agent tenant/name when the caller knows it, tenant/id otherwise', () => {
+    expect(traceText(TRACE, 'plain', { agentName: 'acme/support-bot' }).split('\n')[1]).toBe(
+      'agent acme/support-bot, 2026-01-31T10:00:00.000Z to 2026-01-31T10:00:04.450Z',
+    );
+    expect(traceText(TRACE, 'plain').split('\n')[1]).toMatch(/^agent acme\/agt_0123456789abcdef, /);
+  });
+
   it('totals and PII types', () => {
     const text = traceText(TRACE, 'plain');
     expect(text).toContain('Total: 5 requests, 2 errors (1 blocked), 2042 tokens (1630 prompt, 412 completion), $0.005831, wall time 4.45s\n');

@@ -5,14 +5,19 @@ import { plainText } from './plain.js';
 import { traceTimelineLines, type TimelineOptions } from './trace-timeline.js';
 
 /** Writes one trace: a coloured timeline on a terminal, the same lines as plain text elsewhere, or the API document. */
-export async function renderTrace(trace: TraceDetail, mode: OutputMode, out: NodeJS.WritableStream & { columns?: number } = process.stdout): Promise<void> {
+export async function renderTrace(
+  trace: TraceDetail,
+  mode: OutputMode,
+  out: NodeJS.WritableStream & { columns?: number } = process.stdout,
+  agentName?: string,
+): Promise<void> {
   if (mode === 'ink') {
     // ink costs a few hundred ms to load: only terminals pay for it
     const { inkTraceText } = await import('./ink/render-ink.js');
-    out.write(inkTraceText(trace, out.columns ? { columns: out.columns } : {}));
+    out.write(inkTraceText(trace, { ...(out.columns ? { columns: out.columns } : {}), agentName }));
     return;
   }
-  out.write(traceText(trace, mode));
+  out.write(traceText(trace, mode, { agentName }));
 }
 
 export function traceText(trace: TraceDetail, mode: 'plain' | 'json', options?: TimelineOptions): string {

@@ -10,10 +10,15 @@ const RIGHT = new Set([2, 3, 4, 5]);
 
 const header = (): Cell[] => HEADERS.map((h, i) => cell(h, 'muted', RIGHT.has(i) ? 'right' : 'left'));
 
-function cells(t: TraceSummary): Cell[] {
+/** How a trace's agent is shown: `tenant/name` when the caller knows it. */
+export type AgentLabel = (t: TraceSummary) => string;
+
+const byId: AgentLabel = (t) => `${t.tenant_id}/${t.agent_id}`;
+
+function cells(t: TraceSummary, agent: AgentLabel): Cell[] {
   return [
     cell(t.trace_id),
-    cell(t.agent_id, 'muted'),
+    cell(agent(t), 'muted'),
     cell(String(t.request_count), 'plain', 'right'),
     cell(String(t.error_count), t.error_count > 0 ? 'error' : 'plain', 'right'),
     cell(String(t.prompt_tokens + t.completion_tokens), 'plain', 'right'),
@@ -27,6 +32,6 @@ export function traceActivityHeader(): Line[] {
 }
 
 /** One line per trace: what it has done so far and when it last did something. */
-export function traceActivityLines(traces: TraceSummary[]): Line[] {
-  return alignedLines(traces.map(cells), WIDTHS);
+export function traceActivityLines(traces: TraceSummary[], agent: AgentLabel = byId): Line[] {
+  return alignedLines(traces.map((t) => cells(t, agent)), WIDTHS);
 }

@@ -17,6 +17,8 @@ export interface TimelineOptions {
   barWidth?: number;
   /** Fit the lines to a terminal this wide. */
   columns?: number;
+  /** The agent as people name it (`tenant/name`); `tenant/agt_...` when unknown. */
+  agentName?: string;
 }
 
 interface Step {
@@ -111,7 +113,7 @@ export function traceTimelineLines(trace: TraceDetail, opts: TimelineOptions = {
   const { steps, spanMs } = placeSteps(trace);
   const head: Line[] = [
     { ...line(seg(`Trace ${trace.trace_id}`)), bold: true },
-    line(seg(`tenant ${trace.tenant_id}, agent ${trace.agent_id}, ${trace.started_at} to ${trace.ended_at}`, 'muted')),
+    line(seg(`agent ${opts.agentName ?? `${trace.tenant_id}/${trace.agent_id}`}, ${trace.started_at} to ${trace.ended_at}`, 'muted')),
     line(),
   ];
   const rows = [HEADERS.map((h, i) => cell(h, 'muted', i === 0 || i > 2 ? 'right' : 'left')), ...steps.map(stepCells)];

@@ -38,6 +38,25 @@ describe('constructs', () => {
     expect(() => Testing.synth(s, true)).toThrow(/test\/bad: id must be lowercase[\s\S]*test\/neg: monthly_budget must be >= 0/);
   });
 
+  it('take every field of the contract, new ones included, with the contract\'s checks', () => {
+    const s = stack();
+    new AgentgwProvider(s, 'agentgw');
+    const t = new Tenant(s, 't', { id: 'acme', name: 'Acme', monthlyBudget: 500, dailyBudget: 20 });
+    new Agent(s, 'a', { name: 'bot', tenantId: t.id, suspended: true });
+    new Policy(s, 'p', { id: 'p', rules: { piiScope: ['user', 'tools'], clampOutput: true } });
+    const json = JSON.parse(Testing.synth(s));
+    expect(json.resource.agentgw_tenant.t).toMatchObject({ monthly_budget: 500, daily_budget: 20 });
+    expect(json.resource.agentgw_agent.a).toMatchObject({ suspended: true });
+    expect(json.resource.agentgw_policy.p.rules).toMatchObject({ pii_scope: ['user', 'tools'], clamp_output: true });
+
+    const bad = stack();
+    new AgentgwProvider(bad, 'agentgw');
+    new Tenant(bad, 'broke', { id: 'broke', name: 'Broke', monthlyBudget: -1 });
+    // @ts-expect-error the contract's enum, not any string
+    new Policy(bad, 'loud', { id: 'loud', rules: { pii: 'loud' } });
+    expect(() => Testing.synth(bad, true)).toThrow(/test\/broke: monthly_budget must be >= 0[\s\S]*test\/loud: rules\.pii /);
+  });
+
   it('leave references to the server', () => {
     const s = stack();
     new AgentgwProvider(s, 'agentgw');

@@ -1,18 +1,11 @@
-import type { TerraformMetaArguments } from 'cdktf';
 import type { Construct } from 'constructs';
-import { CreateTenant } from '@agentgw/gateway/contract';
+import { KINDS } from '@agentgw/cli';
+import type { DeclarativeFile } from '@agentgw/gateway/contract';
 import * as gen from '../gen/index.js';
-import { validateWithContract } from './contract-validation.js';
+import { validateKind, type ContractProps } from './contract-validation.js';
 
-/** A tenant as written in a stack. */
-export interface TenantProps extends TerraformMetaArguments {
-  /** Tenant id: lowercase letters, digits, `_` or `-`, at most 64 characters. Changing it replaces the tenant. */
-  readonly id: string;
-  /** Display name, 1-200 characters. */
-  readonly name: string;
-  /** Free labels. */
-  readonly labels?: Record<string, string>;
-}
+/** A tenant as written in a stack: the generated config (its docs) with the contract's types. */
+export type TenantProps = gen.tenant.TenantConfig & ContractProps<DeclarativeFile['tenants'][number]>;
 
 /**
  * A tenant: the owner of agents and policies (`agentgw_tenant`).
@@ -24,6 +17,6 @@ export interface TenantProps extends TerraformMetaArguments {
 export class Tenant extends gen.tenant.Tenant {
   public constructor(scope: Construct, id: string, props: TenantProps) {
     super(scope, id, props);
-    validateWithContract(this, CreateTenant, { id: props.id, name: props.name, labels: props.labels });
+    validateKind(this, KINDS.tenant, props);
   }
 }

@@ -16,6 +16,8 @@ const dv = (type: Type, value: Record<string, unknown> | null) =>
 const providerConfig = (value: Record<string, unknown>) =>
   encodeDynamicValue(conformObject(value, providerSchema().provider.block.attributes));
 const decoded = (v: { msgpack: Buffer }) => decodeDynamicValue(v) as TfObject | null;
+/** A state as terraform holds it: every attribute of the type, unset ones null. */
+const full = (type: Type, value: Record<string, unknown>) => decoded(dv(type, value));
 const NULL = encodeDynamicValue(null);
 
 describe('terraform-provider-agentgw over gRPC, as terraform drives it', () => {
@@ -113,7 +115,7 @@ describe('terraform-provider-agentgw over gRPC, as terraform drives it', () => {
   it('creates, reads, updates, imports and deletes a tenant, a policy and an agent', async () => {
     const tenant = await planApply('agentgw_tenant', null, { id: 'acme', name: 'Acme Inc.' });
     expect(tenant.applied.diagnostics).toEqual([]);
-    expect(tenant.state).toEqual({ id: 'acme', name: 'Acme Inc.', labels: null });
+    expect(tenant.state).toEqual(full('agentgw_tenant', { id: 'acme', name: 'Acme Inc.' }));
 
     const policyConfig = {
       id: 'support-standard',
@@ -212,14 +214,62 @@ describe('terraform-provider-agentgw over gRPC, as terraform drives it', () => {
       raw_state: { json: Buffer.from(JSON.stringify({ id: 'acme', name: 'Acme' })) },
     });
     expect(res.diagnostics).toEqual([]);
-    expect(decoded(res.upgraded_state)).toEqual({ id: 'acme', name: 'Acme', labels: null });
+    expect(decoded(res.upgraded_state)).toEqual(full('agentgw_tenant', { id: 'acme', name: 'Acme' }));
   });
 
-  it('reports admin API refusals as diagnostics', async () => {
-    const res = await planApply('agentgw_agent', null, { name: 'orphan', tenant_id: 'no-such-tenant' });
-    expect(res.applied.diagnostics[0]).toMatchObject({ severity: 'ERROR', summary: 'Creating agentgw_agent failed' });
-    expect(res.applied.diagnostics[0].detail).toContain('tenant_not_found');
-    expect(res.state).toBeNull();
+  it('plans a reference to a tenant or policy that neither the configuration nor the gateway has as an error on that attribute', async () => {
+    const plan = (type: Type, config: Record<string, unknown>) =>
+      plugin.provider.PlanResourceChange({ type_name: type, prior_state: NULL, proposed_new_state: dv(type, config), config: dv(type, config) });
+    const orphan = await plan('agentgw_agent', { name: 'orphan', tenant_id: 'no-such-tenant', policy_id: 'no-such-policy' });
+    expect(orphan.diagnostics.map((d: any) => [d.summary, d.attribute.steps[0].attribute_name])).toEqual([
+      ['Unknown tenant', 'tenant_id'],
+      ['Unknown policy', 'policy_id'],
+    ]);
+    expect(orphan.diagnostics[1].detail).toContain('policy_id names policy "no-such-policy", which neither this configuration nor the gateway has');
+    // what this run plans to create counts: terraform plans a referenced object before the objects that refer to it
+    expect((await plan('agentgw_tenant', { id: 'later', name: 'Later' })).diagnostics).toEqual([]);
+    expect((await plan('agentgw_policy', { id: 'later-policy', tenant_id: 'later' })).diagnostics).toEqual([]);
+    expect((await plan('agentgw_agent', { name: 'bot', tenant_id: 'later', policy_id: 'later-policy' })).diagnostics).toEqual([]);
+  });
+
+  it('still reports admin API refusals at apply as diagnostics', async () => {
+    const planned = dv('agentgw_agent', { name: 'orphan', tenant_id: 'gone-tenant', id: UNKNOWN, key_prefix: UNKNOWN, api_key: UNKNOWN });
+    const applied = await plugin.provider.ApplyResourceChange({ type_name: 'agentgw_agent', prior_state: NULL, planned_state: planned, config: planned });
+    expect(applied.diagnostics[0]).toMatchObject({ severity: 'ERROR', summary: 'Creating agentgw_agent failed' });
+    expect(applied.diagnostics[0].detail).toContain('tenant_not_found');
+    expect(decoded(applied.new_state)).toBeNull();
+  });
+
+  it('carries new contract fields with no code of their own: tenant budgets, and suspension left alone while unset', async () => {
+    const tenant = await planApply('agentgw_tenant', null, { id: 'budgeted', name: 'Budgeted', monthly_budget: 40, daily_budget: 2 });
+    expect(tenant.applied.diagnostics).toEqual([]);
+    expect(await (await admin('/tenants/budgeted')).json()).toMatchObject({ monthly_budget: 40, daily_budget: 2 });
+    const agent = await planApply('agentgw_agent', null, { name: 'worker', tenant_id: 'budgeted' });
+    expect(agent.applied.diagnostics).toEqual([]);
+    expect(agent.state!.suspended).toBeNull();
+    // an operator suspends it: the configuration leaves suspended unset, so this is no drift and no update lifts it
+    await admin(`/agents/${String(agent.state!.id)}`, { method: 'PATCH', body: JSON.stringify({ suspended: true }) });
+    const read = decoded((await plugin.provider.ReadResource({ type_name: 'agentgw_agent', current_state: dv('agentgw_agent', agent.state) })).new_state);
+    expect(read).toEqual(agent.state);
+    const relabelled = await planApply('agentgw_agent', read, { name: 'worker', tenant_id: 'budgeted', labels: { team: 'ops' } });
+    expect(relabelled.applied.diagnostics).toEqual([]);
+    expect(await (await admin(`/agents/${String(agent.state!.id)}`)).json()).toMatchObject({ suspended: true, labels: { team: 'ops' } });
+    // set in the configuration, it is managed
+    const resumed = await planApply('agentgw_agent', relabelled.state, { name: 'worker', tenant_id: 'budgeted', labels: { team: 'ops' }, suspended: false });
+    expect(resumed.state!.suspended).toBe(false);
+    expect(await (await admin(`/agents/${String(agent.state!.id)}`)).json()).toMatchObject({ suspended: false });
+    for (const [type, state] of [['agentgw_agent', resumed.state], ['agentgw_tenant', tenant.state]] as const) {
+      expect((await planApply(type, state, null)).applied.diagnostics).toEqual([]);
+    }
+  });
+
+  it('fails ConfigureProvider on a wrong admin key, so that plan fails rather than apply', async () => {
+    const res = await plugin.provider.ConfigureProvider({ terraform_version: '1.11.4', config: providerConfig({ admin_url: gw.adminUrl, admin_key: 'adk_wrongwrongwrongwrongwrongwrong12' }) });
+    expect(res.diagnostics).toHaveLength(1);
+    expect(res.diagnostics[0]).toMatchObject({ severity: 'ERROR', summary: 'Admin key refused' });
+    expect(res.diagnostics[0].detail).toContain('401 invalid_api_key');
+    const again = await plugin.provider.ConfigureProvider({ terraform_version: '1.11.4', config: providerConfig({ admin_url: gw.adminUrl, admin_key: gw.adminKey }) });
+    expect(again.diagnostics).toEqual([]);
   });
 
   it('stops and shuts down when terraform is done', async () => {

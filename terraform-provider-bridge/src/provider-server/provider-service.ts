@@ -1,5 +1,5 @@
-import type { AdminClient } from '@agentgw/cli';
-import { ProviderConfig, RESOURCE_SPECS, RESOURCE_TYPES, type ResourceType } from '../schema/resource-specs.js';
+import { isAdminApiError, type AdminClient } from '@agentgw/cli';
+import { ADMIN_KEY_ENV, ProviderConfig, RESOURCE_SPECS, RESOURCE_TYPES, type ResourceType } from '../schema/resource-specs.js';
 import type { TfAttribute } from '../schema/terraform-schema-types.js';
 import { connectAdmin } from './admin-connection.js';
 import { conformObject } from './conform.js';
@@ -7,6 +7,7 @@ import { diagnosticFromError, errorDiagnostic, type Diagnostic } from './diagnos
 import { decodeDynamicValue, encodeDynamicValue, type DynamicValue, type TfObject } from './dynamic-value.js';
 import { planChange } from './plan.js';
 import { providerSchema } from './provider-schema-file.js';
+import { ReferenceCheck } from './references.js';
 import { RESOURCE_HANDLERS } from './resources/index.js';
 import { schemaMessage } from './schema-to-proto.js';
 import { validateConfig } from './validate-config.js';
@@ -44,10 +45,28 @@ const NOT_CONFIGURED = errorDiagnostic(
   'The agentgw provider was used before ConfigureProvider: check the provider block.',
 );
 
+/** A wrong key (or an unreachable gateway) as one diagnostic, or null when the admin interface accepts the key. */
+async function verifyAdminKey(client: AdminClient): Promise<Diagnostic | null> {
+  try {
+    await client.listTenants({ limit: 1 });
+    return null;
+  } catch (e) {
+    if (isAdminApiError(e) && e.status === 401) {
+      return errorDiagnostic(
+        'Admin key refused',
+        `The agentgw admin interface at ${client.baseUrl} refused the admin key (401 ${e.code}): check admin_key in the provider block or ${ADMIN_KEY_ENV}.`,
+      );
+    }
+    if (isAdminApiError(e) && e.status === 403) return null;
+    return diagnosticFromError('Configuring the agentgw provider', e);
+  }
+}
+
 /** The tfplugin6.Provider RPCs, as plain async functions from request message to response message. */
 export class ProviderService {
   private client?: AdminClient;
   private stopping = false;
+  private readonly references = new ReferenceCheck();
 
   public GetMetadata(): Response {
     return {
@@ -97,9 +116,14 @@ export class ProviderService {
     return { diagnostics: [errorDiagnostic('Unknown data source', `This provider has no data sources ("${req.type_name}").`)] };
   }
 
-  public ConfigureProvider(req: Request): Response {
+  /** Connects and checks the admin key at once, so that a wrong key fails plan rather than apply. */
+  public async ConfigureProvider(req: Request): Promise<Response> {
     const config = decodeObject(req.config, providerSchema().provider.block.attributes);
     const { client, diagnostics } = connectAdmin(config);
+    this.client = undefined;
+    if (!client) return { diagnostics };
+    const problem = await verifyAdminKey(client);
+    if (problem) return { diagnostics: [problem] };
     this.client = client;
     return { diagnostics };
   }
@@ -132,18 +156,28 @@ export class ProviderService {
     }
   }
 
-  public PlanResourceChange(req: Request): Response {
+  public async PlanResourceChange(req: Request): Promise<Response> {
     if (!isResourceType(req.type_name)) return { diagnostics: [unknownType(req.type_name)] };
     const attributes = attributesOf(req.type_name);
     const prior = decodeObject(req.prior_state, attributes);
     const proposed = decodeObject(req.proposed_new_state, attributes);
+    const spec = RESOURCE_SPECS[req.type_name];
     const schema = providerSchema().resource_schemas[req.type_name];
-    const { planned, requiresReplace } = planChange(schema, RESOURCE_SPECS[req.type_name], prior, proposed);
+    const { planned, requiresReplace } = planChange(schema, spec, prior, proposed);
+    let diagnostics: Diagnostic[] = [];
+    if (proposed && this.client) {
+      try {
+        diagnostics = await this.references.problems(this.client, spec.kind, prior, proposed);
+      } catch (e) {
+        diagnostics = [diagnosticFromError(`Planning ${req.type_name}`, e)];
+      }
+    }
+    this.references.note(spec.kind, planned);
     return {
       planned_state: encodeObject(planned, attributes),
       requires_replace: requiresReplace.map((name) => ({ steps: [{ attribute_name: name }] })),
       planned_private: req.prior_private,
-      diagnostics: [],
+      diagnostics,
     };
   }
 
@@ -163,6 +197,7 @@ export class ProviderService {
       if (planned === null) await handler.delete(this.client, prior!);
       else if (prior === null) next = await handler.create(this.client, planned);
       else next = await handler.update(this.client, prior, planned);
+      this.references.note(RESOURCE_SPECS[req.type_name].kind, next);
       return { new_state: encodeObject(next, attributes), private: Buffer.alloc(0), diagnostics: [] };
     } catch (e) {
       // On failure the object is as it was: absent for a create, the prior state otherwise.

@@ -18,8 +18,12 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
 
   /** Async on purpose: the gateway answers from this same process, so a blocking spawn would starve it. */
   function terraform(...args: string[]): Promise<{ status: number | null; out: string }> {
+    return terraformIn('stack', env, ...args);
+  }
+
+  function terraformIn(dir: string, environment: NodeJS.ProcessEnv, ...args: string[]): Promise<{ status: number | null; out: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn('terraform', [...args, '-no-color'], { cwd: join(work, 'stack'), env });
+      const child = spawn('terraform', [...args, '-no-color'], { cwd: join(work, dir), env: environment });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -85,6 +89,62 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
     expect(plan.out).toMatch(/monthly_budget = 250 -> 300/);
     expect((await terraform('apply', '-auto-approve', '-input=false')).status).toBe(0);
     expect((await admin('/policies/support-standard')).monthly_budget).toBe(300);
+  });
+
+  it('carries the tenant budget fields, and leaves an operator\'s suspension alone while the agent does not set it', async () => {
+    const stack = JSON.parse(readFileSync(stackFile(), 'utf8'));
+    stack.resource.agentgw_tenant.acme.monthly_budget = 500;
+    writeFileSync(stackFile(), JSON.stringify(stack, null, 2));
+    const plan = await terraform('plan', '-detailed-exitcode', '-input=false');
+    expect(plan.status).toBe(2);
+    expect(plan.out).toMatch(/\+ monthly_budget += 500/);
+    expect(plan.out).toContain('Plan: 0 to add, 1 to change, 0 to destroy.');
+    expect((await terraform('apply', '-auto-approve', '-input=false')).status).toBe(0);
+    expect((await admin('/tenants/acme')).monthly_budget).toBe(500);
+
+    const bot = (await admin('/agents')).data.find((a: { name: string }) => a.name === 'support-bot');
+    await fetch(`${gw.adminUrl}/agents/${bot.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${gw.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ suspended: true }),
+    });
+    const again = await terraform('plan', '-detailed-exitcode', '-input=false');
+    expect(again.out).toContain('No changes.');
+    expect(again.status).toBe(0);
+    expect((await admin(`/agents/${bot.id}`)).suspended).toBe(true);
+  });
+
+  it('fails plan on a policy_id that neither the configuration nor the gateway has, naming the resource and attribute', async () => {
+    mkdirSync(join(work, 'dangling'), { recursive: true });
+    const config = {
+      terraform: { required_providers: { agentgw: { source: 'agentgw/agentgw' } } },
+      provider: { agentgw: [{}] },
+      resource: {
+        agentgw_policy: { fresh: { id: 'fresh-policy', tenant_id: 'acme' } },
+        agentgw_agent: {
+          good: { name: 'uses-fresh', tenant_id: 'acme', policy_id: '${agentgw_policy.fresh.id}' },
+          bad: { name: 'dangling', tenant_id: 'acme', policy_id: 'no-such-policy' },
+        },
+      },
+    };
+    writeFileSync(join(work, 'dangling', 'main.tf.json'), JSON.stringify(config, null, 2));
+    const plan = await terraformIn('dangling', env, 'plan', '-input=false');
+    expect(plan.status).toBe(1);
+    expect(plan.out).toContain('Error: Unknown policy');
+    expect(plan.out).toContain('with agentgw_agent.bad');
+    expect(plan.out).toMatch(/on main\.tf\.json line \d+, in resource\.agentgw_agent\.bad:\n\s*\d+:\s+"policy_id": "no-such-policy"/);
+    expect(plan.out.replace(/\s+/g, ' ')).toContain('policy_id names policy "no-such-policy", which neither this configuration nor the gateway has');
+    // one error, once: the agent that refers to the policy planned in the same run is fine
+    expect(plan.out.match(/Error: /g)).toHaveLength(1);
+    expect((await admin('/policies')).data.map((p: { id: string }) => p.id)).not.toContain('fresh-policy');
+  });
+
+  it('fails plan, not apply, on a wrong admin key', async () => {
+    const plan = await terraformIn('stack', { ...env, AGENTGW_ADMIN_KEY: 'adk_wrongwrongwrongwrongwrongwrong12' }, 'plan', '-input=false');
+    expect(plan.status).toBe(1);
+    expect(plan.out).toContain('Error: Admin key refused');
+    expect(plan.out).toContain('401 invalid_api_key');
+    expect(plan.out.match(/Error: /g)).toHaveLength(1);
   });
 
   it('imports an agent by tenant/name and finds no difference', async () => {

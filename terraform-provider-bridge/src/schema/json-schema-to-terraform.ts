@@ -16,7 +16,9 @@ export interface JsonSchema {
 
 export interface AttributeOptions {
   /** Description by dotted path, over the schema's own. */
-  docs: Record<string, string>;
+  docs: Readonly<Record<string, string>>;
+  /** A description for a field neither `docs` nor the schema describes (so that every attribute has one). */
+  fallback?: (path: string) => string;
   path: string;
   required: boolean;
 }
@@ -54,7 +56,7 @@ function primitiveType(s: JsonSchema, path: string): TfType {
 }
 
 function describe(s: JsonSchema, opts: AttributeOptions): string | undefined {
-  const text = opts.docs[opts.path] ?? s.description;
+  const text = opts.docs[opts.path] ?? s.description ?? opts.fallback?.(opts.path);
   if (text && s.enum && !opts.docs[opts.path]) return `${text} One of: ${s.enum.join(', ')}.`;
   return text;
 }
@@ -74,7 +76,7 @@ export function toAttribute(schema: JsonSchema, root: JsonSchema, opts: Attribut
     return { type: ['map', primitiveType(deref(values, root), `${opts.path}{}`)], ...base, ...flags };
   }
   if (s.type === 'object') {
-    return { nested_type: { attributes: toAttributes(s, root, opts.docs, opts.path), nesting_mode: 'single' }, ...base, ...flags };
+    return { nested_type: { attributes: toAttributes(s, root, opts.docs, opts.path, opts.fallback), nesting_mode: 'single' }, ...base, ...flags };
   }
   return { type: primitiveType(s, opts.path), ...base, ...flags };
 }
@@ -83,15 +85,16 @@ export function toAttribute(schema: JsonSchema, root: JsonSchema, opts: Attribut
 export function toAttributes(
   schema: JsonSchema,
   root: JsonSchema,
-  docs: Record<string, string>,
+  docs: Readonly<Record<string, string>>,
   prefix = '',
+  fallback?: (path: string) => string,
 ): Record<string, TfAttribute> {
   const s = deref(schema, root);
   const required = new Set(s.required ?? []);
   const out: Record<string, TfAttribute> = {};
   for (const name of Object.keys(s.properties ?? {}).sort()) {
     const path = prefix ? `${prefix}.${name}` : name;
-    out[name] = toAttribute(s.properties![name], root, { docs, path, required: required.has(name) });
+    out[name] = toAttribute(s.properties![name], root, { docs, fallback, path, required: required.has(name) });
   }
   return out;
 }

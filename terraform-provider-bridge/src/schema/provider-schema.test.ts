@@ -31,8 +31,18 @@ describe('provider schema', () => {
     expect(agent.id.optional ?? agent.id.required).toBeUndefined();
     expect(agent.key_prefix).toMatchObject({ computed: true });
     expect(agent.api_key).toMatchObject({ computed: true, sensitive: true });
-    expect(Object.keys(agent).sort()).toEqual(['api_key', 'id', 'key_prefix', 'labels', 'name', 'policy_id', 'tenant_id']);
     expect(provider.provider.block.attributes.admin_key).toMatchObject({ optional: true, sensitive: true });
+  });
+
+  it('has an attribute for every field of every kind (cli/src/kinds), nested ones too, and nothing else', () => {
+    for (const type of RESOURCE_TYPES) {
+      const d = RESOURCE_SPECS[type].kind;
+      const fieldPaths = (fields: typeof d.fields): string[] =>
+        fields.flatMap((f) => [f.path, ...(f.shape.type === 'object' ? fieldPaths(f.shape.fields) : [])]);
+      const attributes = flatten(provider.resource_schemas[type].block.attributes).map(([p]) => p);
+      expect(attributes.sort(), type).toEqual([...fieldPaths(d.fields), ...d.serverFields, ...d.secrets].sort());
+      for (const f of d.fields) expect(provider.resource_schemas[type].block.attributes[f.name].required ?? false, `${type}.${f.name}`).toBe(!f.optional);
+    }
   });
 
   it('replaces on the fields the admin API cannot change', () => {

@@ -11,12 +11,14 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 export function resourceSchema(spec: ResourceSpec): TfSchema {
   const input = jsonSchema(spec.input, 'input');
   const output = jsonSchema(spec.output, 'output');
-  const attributes: Record<string, TfAttribute> = toAttributes(input, input, spec.docs);
+  const fallback = (path: string) => spec.kind.describe(path);
+  const attributes: Record<string, TfAttribute> = toAttributes(input, input, spec.docs, '', fallback);
   const outputProps = (output.$ref ? output.$defs![output.$ref.replace('#/$defs/', '')] : output).properties ?? {};
   for (const name of Object.keys(outputProps)) {
     if (name in attributes || spec.hidden.includes(name)) continue;
     const { required: _r, optional: _o, ...rest } = toAttribute(outputProps[name], output, {
       docs: spec.docs,
+      fallback,
       path: name,
       required: false,
     });

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { App, Fn, TerraformLocal, TerraformStack, TerraformVariable, Testing } from 'cdktf';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Agent, AgentgwProvider, Policy, Tenant } from '../constructs/index.js';
-import { desiredStateFromCdktf, desiredStateFromStackJson } from './desired-state.js';
-import { CdktfStackError } from './stack-json.js';
+import { CdktfStackError, desiredStateFromCdktf, desiredStateFromStackJson } from './index.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

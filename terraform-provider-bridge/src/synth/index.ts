@@ -1,2 +1,2 @@
-export { desiredStateFromCdktf, desiredStateFromStackJson } from './desired-state.js';
-export { CdktfStackError, type StackIssue } from './stack-json.js';
+// The CLI reads synthesized stacks itself (agentgw plan|apply --cdktf); this package re-exports that reader.
+export { desiredStateFromCdktf, desiredStateFromStackJson, CdktfStackError, type StackIssue } from '@agentgw/cli';

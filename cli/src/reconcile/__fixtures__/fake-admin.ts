@@ -1,6 +1,7 @@
 import { mergePolicy, type Agent, type CreateAgent, type CreateTenant, type PatchAgent, type PatchTenant, type Policy, type PutPolicy, type Tenant } from '@agentgw/gateway/contract';
 import { AdminApiError } from '../../admin-client/errors.js';
 import type { AgentWithKey } from '../../admin-client/types.js';
+import { KINDS } from '../../kinds/index.js';
 import type { ReconcileClient } from '../engine.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
@@ -23,17 +24,33 @@ export class FakeAdmin implements ReconcileClient {
   async listAllTenants() {
     return [...this.tenants.values()];
   }
-  async listAllPolicies() {
-    return [...this.policies.values()];
+  async listAllPolicies(q: { tenant_id?: string } = {}) {
+    return [...this.policies.values()].filter((p) => !q.tenant_id || p.tenant_id === q.tenant_id);
   }
-  async listAllAgents() {
-    return [...this.agents.values()];
+  async listAllAgents(q: { tenant_id?: string } = {}) {
+    return [...this.agents.values()].filter((a) => !q.tenant_id || a.tenant_id === q.tenant_id);
+  }
+  async getTenant(id: string) {
+    const t = this.tenants.get(id);
+    if (!t) throw new AdminApiError(404, 'tenant_not_found', `Tenant ${id} does not exist.`);
+    return t;
+  }
+  async getPolicy(id: string) {
+    const p = this.policies.get(id);
+    if (!p) throw new AdminApiError(404, 'policy_not_found', `Policy ${id} does not exist.`);
+    return p;
+  }
+  async getAgent(id: string) {
+    const a = this.agents.get(id);
+    if (!a) throw new AdminApiError(404, 'agent_not_found', `Agent ${id} does not exist.`);
+    return { ...a, spend: { day: 0, month: 0, daily_limit: null, monthly_limit: null, day_resets_at: NOW, month_resets_at: NOW } };
   }
 
   async createTenant(body: CreateTenant) {
     this.write(`create tenant ${body.id}`);
     if (this.tenants.has(body.id)) throw new AdminApiError(409, 'tenant_exists', `Tenant ${body.id} already exists.`);
-    const t: Tenant = { id: body.id, name: body.name, labels: body.labels ?? {}, created_at: NOW, updated_at: NOW };
+    // every field the contract gives a tenant, at its default unless the body sets it
+    const t = { ...KINDS.tenant.defaults, ...body, created_at: NOW, updated_at: NOW } as Tenant;
     this.tenants.set(t.id, t);
     return t;
   }
@@ -83,16 +100,14 @@ export class FakeAdmin implements ReconcileClient {
       throw new AdminApiError(409, 'agent_exists', `An agent named ${body.name} already exists.`);
     }
     const n = ++this.seq;
-    const agent: Agent = {
+    const agent = {
+      ...KINDS.agent.defaults,
+      ...Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)),
       id: `agt_${String(n).padStart(16, '0')}`,
-      name: body.name,
-      tenant_id: body.tenant_id,
-      policy_id: body.policy_id ?? null,
-      labels: body.labels ?? {},
       key_prefix: `agk_${n}`,
       created_at: NOW,
       updated_at: NOW,
-    };
+    } as Agent;
     this.agents.set(agent.id, agent);
     return { ...agent, api_key: `agk_secret_${n}` };
   }

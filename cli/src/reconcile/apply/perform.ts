@@ -1,17 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import type { Labels, PatchAgent, PatchTenant, PutPolicy } from '@agentgw/gateway/contract';
-import { ignoreNotFound, type AdminClient } from '../../admin-client/admin-client.js';
+import { ignoreNotFound } from '../../admin-client/admin-client.js';
+import { KINDS } from '../../kinds/index.js';
+import type { Attrs, KindClient, KindDescriptor } from '../../kinds/descriptor.js';
+import { deepEqual } from '../diff/field-changes.js';
 import type { Change } from '../diff/change.js';
-import { withOwnership } from '../state/ownership.js';
-import type { AgentAttrs, PolicyAttrs, TenantAttrs } from '../state/types.js';
+import { LABELS_FIELD, withOwnership } from '../state/ownership.js';
 
 /** What the apply stage needs of the admin client. */
-export type ApplyClient = Pick<
-  AdminClient,
-  'createTenant' | 'updateTenant' | 'deleteTenant' | 'putPolicy' | 'deletePolicy' | 'createAgent' | 'updateAgent' | 'deleteAgent'
->;
+export type ApplyClient = KindClient;
 
-/** The outcome of one change; `apiKey` only for a created agent. */
+/** The outcome of one change; `apiKey` only for a created agent (the secret the server shows once). */
 export interface Performed {
   apiKey?: string;
 }
@@ -21,75 +18,43 @@ function touched(change: Change): Set<string> {
   return new Set(change.changes.map((c) => c.field.split('.')[0]));
 }
 
-/** Labels replace the whole map, so the ownership marker is written back as it was (set on create). */
-function labelsFor(change: Change, labels: Labels): Labels {
-  return withOwnership(labels, change.owner);
+/** A field's value as sent: labels replace the whole map, so the ownership marker is written back as it was (set on create). */
+function sendable(change: Change, name: string, value: unknown): unknown {
+  return name === LABELS_FIELD ? withOwnership((value ?? {}) as Record<string, string>, change.owner) : value;
 }
 
-function pick<T extends object>(obj: T, keys: Set<string>, allowed: (keyof T)[]): Partial<T> {
-  const out: Partial<T> = {};
-  for (const k of allowed) if (keys.has(k as string)) out[k] = obj[k];
-  return out;
+async function create(client: ApplyClient, d: KindDescriptor, change: Change): Promise<Performed> {
+  const after = change.after as Attrs;
+  const body: Attrs = {};
+  const later: Attrs = {};
+  for (const f of d.fields) {
+    if (!(f.name in after)) continue;
+    const value = sendable(change, f.name, after[f.name]);
+    if (f.onCreate) body[f.name] = value;
+    // a field the create body lacks is set right after, unless it already has the server's default
+    else if (f.onUpdate && !deepEqual(value, f.default)) later[f.name] = value;
+  }
+  const created = await d.api.create(client, body, change.id);
+  if (Object.keys(later).length > 0) await d.api.update(client, String(created.id), later);
+  const secret = d.secrets.map((s) => created[s]).find((v) => typeof v === 'string');
+  return secret ? { apiKey: secret as string } : {};
 }
 
-async function tenant(client: ApplyClient, change: Change<'tenant'>): Promise<Performed> {
-  if (change.op === 'delete') {
-    await ignoreNotFound(client.deleteTenant(change.id));
-    return {};
-  }
-  const a = change.after as TenantAttrs;
-  if (change.op === 'create') {
-    await client.createTenant({ id: a.id, name: a.name, labels: labelsFor(change, a.labels) });
-    return {};
-  }
-  const patch: PatchTenant = pick(a, touched(change), ['name']);
-  if (touched(change).has('labels')) patch.labels = labelsFor(change, a.labels);
-  await client.updateTenant(change.id, patch);
-  return {};
-}
-
-async function policy(client: ApplyClient, change: Change<'policy'>): Promise<Performed> {
-  if (change.op === 'delete') {
-    await ignoreNotFound(client.deletePolicy(change.id));
-    return {};
-  }
-  const { id, ...a } = change.after as PolicyAttrs;
-  // tenant_id is immutable after create, so an update never sends it
-  const body: PutPolicy =
-    change.op === 'create' ? { ...a } : pick(a, touched(change), ['monthly_budget', 'daily_budget', 'allowed_models', 'rules']);
-  if (change.op === 'create' || touched(change).has('labels')) body.labels = labelsFor(change, a.labels);
-  await client.putPolicy(id, body);
-  return {};
-}
-
-async function agent(client: ApplyClient, change: Change<'agent'>): Promise<Performed> {
-  if (change.op === 'delete') {
-    await ignoreNotFound(client.deleteAgent(change.serverId));
-    return {};
-  }
-  const a = change.after as AgentAttrs;
-  if (change.op === 'create') {
-    // a retried POST with the same key returns the first agent instead of a second one
-    const created = await client.createAgent(
-      { name: a.name, tenant_id: a.tenant_id, policy_id: a.policy_id, labels: labelsFor(change, a.labels) },
-      { idempotencyKey: randomUUID() },
-    );
-    return { apiKey: created.api_key };
-  }
-  const patch: PatchAgent = pick(a, touched(change), ['policy_id']);
-  if (touched(change).has('labels')) patch.labels = labelsFor(change, a.labels);
-  await client.updateAgent(change.serverId, patch);
+async function update(client: ApplyClient, d: KindDescriptor, change: Change): Promise<Performed> {
+  const after = change.after as Attrs;
+  const fields = touched(change);
+  const patch: Attrs = {};
+  for (const f of d.fields) if (f.onUpdate && fields.has(f.name)) patch[f.name] = sendable(change, f.name, after[f.name]);
+  await d.api.update(client, change.serverId, patch);
   return {};
 }
 
 /** Carries out one change through the admin interface. */
-export function perform(client: ApplyClient, change: Change): Promise<Performed> {
-  switch (change.kind) {
-    case 'tenant':
-      return tenant(client, change as Change<'tenant'>);
-    case 'policy':
-      return policy(client, change as Change<'policy'>);
-    case 'agent':
-      return agent(client, change as Change<'agent'>);
+export async function perform(client: ApplyClient, change: Change): Promise<Performed> {
+  const d = KINDS[change.kind];
+  if (change.op === 'delete') {
+    await ignoreNotFound(d.api.delete(client, change.serverId));
+    return {};
   }
+  return change.op === 'create' ? create(client, d, change) : update(client, d, change);
 }

@@ -130,7 +130,7 @@ describe('diffStates', () => {
 
   it("refuses to change a policy's tenant", () => {
     expect(() => diff({ policies: [{ id: 'p', tenant_id: 'globex' }] }, { policies: [policy('p')] })).toThrow(
-      'policy "p" belongs to tenant acme on the gateway but the file gives tenant_id globex',
+      'policy "p" has tenant_id "acme" on the gateway but the file gives "globex"; a policy\'s tenant_id cannot change, so use a new id',
     );
   });
 

@@ -1,7 +1,8 @@
-import { DEFAULT_RULES } from '@agentgw/gateway/contract';
-import { policyAttrs } from '../state/normalise.js';
+import { KINDS, KIND_LIST } from '../../kinds/index.js';
+import type { Attrs, KindDescriptor } from '../../kinds/descriptor.js';
+import { unorderedPaths } from '../../kinds/values.js';
 import { isManaged, MANAGED_VALUE } from '../state/ownership.js';
-import type { AttrsOf, Kind, State, StateObject } from '../state/types.js';
+import type { Kind, State, StateObject } from '../state/types.js';
 import type { Change } from './change.js';
 import { fieldChanges } from './field-changes.js';
 import { PlanError } from './plan-error.js';
@@ -13,33 +14,46 @@ export interface DiffOptions {
   prune?: boolean;
 }
 
-const KINDS: Kind[] = ['tenant', 'policy', 'agent'];
+const UNORDERED: Record<Kind, Set<string>> = { tenant: unorderedPaths(KINDS.tenant), policy: unorderedPaths(KINDS.policy), agent: unorderedPaths(KINDS.agent) };
 
 /** What an object looks like before any field is set: a create shows only the fields that differ from it. */
-function baseline<K extends Kind>(kind: K, after: AttrsOf[K]): AttrsOf[K] {
-  if (kind === 'tenant') return { ...(after as AttrsOf['tenant']), name: '', labels: {} } as AttrsOf[K];
-  if (kind === 'agent') return { ...(after as AttrsOf['agent']), policy_id: null, labels: {} } as AttrsOf[K];
-  const id = (after as AttrsOf['policy']).id;
-  return policyAttrs(id, { tenant_id: null, monthly_budget: null, daily_budget: null, allowed_models: null, rules: DEFAULT_RULES, labels: {} }) as AttrsOf[K];
+function baseline(d: KindDescriptor, after: Attrs): Attrs {
+  const out: Attrs = {};
+  // in the order of `after`, so a create lists its fields as the contract orders them
+  for (const f of d.fields) {
+    if (!(f.name in after)) continue;
+    out[f.name] = f.identity ? after[f.name] : f.default;
+  }
+  return out;
 }
 
-function createOf<K extends Kind>(want: StateObject<K>): Change<K> {
-  const changes = fieldChanges(baseline(want.kind, want.attrs), want.attrs).map(({ field, new: value }) => ({ field, new: value }));
+function createOf(want: StateObject): Change {
+  const d = KINDS[want.kind];
+  const changes = fieldChanges(baseline(d, want.attrs), want.attrs, '', UNORDERED[want.kind]).map(({ field, new: value }) => ({ field, new: value }));
   return { op: 'create', kind: want.kind, id: want.id, before: null, after: want.attrs, changes, owner: MANAGED_VALUE, serverId: '' };
 }
 
-function deleteOf<K extends Kind>(have: StateObject<K>): Change<K> {
+function deleteOf(have: StateObject): Change {
   return { op: 'delete', kind: have.kind, id: have.id, before: have.attrs, after: null, changes: [], owner: have.owner, serverId: have.serverId };
 }
 
-function updateOf<K extends Kind>(have: StateObject<K>, want: StateObject<K>): Change<K> | null {
-  const changes = fieldChanges(have.attrs, want.attrs);
+/** The live fields the file manages: one it leaves out on purpose (unmanagedWhenAbsent) is not compared. */
+function managedPart(have: Attrs, want: Attrs): Attrs {
+  return Object.fromEntries(Object.entries(have).filter(([k]) => k in want));
+}
+
+const shown = (v: unknown) => (v === null || v === undefined ? 'none' : JSON.stringify(v));
+
+function updateOf(have: StateObject, want: StateObject): Change | null {
+  const d = KINDS[have.kind];
+  const changes = fieldChanges(managedPart(have.attrs, want.attrs), want.attrs, '', UNORDERED[have.kind]);
   if (changes.length === 0) return null;
-  if (have.kind === 'policy' && changes.some((c) => c.field === 'tenant_id')) {
-    const from = (have.attrs as AttrsOf['policy']).tenant_id ?? 'none (global)';
-    const to = (want.attrs as AttrsOf['policy']).tenant_id ?? 'none (global)';
+  for (const f of d.fields) {
+    if (f.identity || !f.immutable || !changes.some((c) => c.field === f.name || c.field.startsWith(`${f.name}.`))) continue;
     throw new PlanError(
-      `policy "${have.id}" belongs to tenant ${from} on the gateway but the file gives tenant_id ${to}; a policy's tenant_id cannot change, so use a new policy id`,
+      `${d.kind} "${have.id}" has ${f.name} ${shown(have.attrs[f.name])} on the gateway but the file gives ${shown(want.attrs[f.name])}; ` +
+        `a ${d.kind}'s ${f.name} cannot change, so use a new ${d.identity.join(' and ')}`,
+      { kind: d.kind, id: have.id, field: f.name },
     );
   }
   return { op: 'update', kind: have.kind, id: have.id, before: have.attrs, after: want.attrs, changes, owner: have.owner, serverId: have.serverId };
@@ -48,7 +62,7 @@ function updateOf<K extends Kind>(have: StateObject<K>, want: StateObject<K>): C
 /** The changes that take `live` to `desired`, unordered (see order.ts). */
 export function diffStates(desired: State, live: State, opts: DiffOptions): Change[] {
   const out: Change[] = [];
-  for (const kind of KINDS) {
+  for (const { kind } of KIND_LIST) {
     const want = desired[kind] as Map<string, StateObject>;
     const have = live[kind] as Map<string, StateObject>;
     if (opts.mode === 'destroy') {

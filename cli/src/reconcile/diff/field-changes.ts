@@ -1,12 +1,11 @@
+import { KIND_LIST } from '../../kinds/index.js';
+import { isPlainObject, unorderedPaths } from '../../kinds/values.js';
+
 /** One field that differs; `old` is absent on a create, `new` absent when a label goes away. */
 export interface FieldChange {
   field: string;
   old?: unknown;
   new?: unknown;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {
@@ -20,11 +19,11 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** Lists whose order carries no meaning: a different order is not a change. */
-export const UNORDERED_FIELDS: ReadonlySet<string> = new Set(['allowed_models', 'rules.pii_types']);
+/** Lists whose order carries no meaning, in any kind (each kind's descriptor says which): a different order is not a change. */
+export const UNORDERED_FIELDS: ReadonlySet<string> = new Set(KIND_LIST.flatMap((d) => [...unorderedPaths(d)]));
 
-function sameLeaf(field: string, a: unknown, b: unknown): boolean {
-  if (UNORDERED_FIELDS.has(field) && Array.isArray(a) && Array.isArray(b)) {
+function sameLeaf(field: string, a: unknown, b: unknown, unordered: ReadonlySet<string>): boolean {
+  if (unordered.has(field) && Array.isArray(a) && Array.isArray(b)) {
     return deepEqual([...a].map(String).sort(), [...b].map(String).sort());
   }
   return deepEqual(a, b);
@@ -34,18 +33,18 @@ function sameLeaf(field: string, a: unknown, b: unknown): boolean {
  * Field-level differences: nested objects present on both sides are walked (rules.pii, labels.team);
  * arrays, nulls and scalars are compared whole.
  */
-export function fieldChanges(before: unknown, after: unknown, prefix = ''): FieldChange[] {
+export function fieldChanges(before: unknown, after: unknown, prefix = '', unordered: ReadonlySet<string> = UNORDERED_FIELDS): FieldChange[] {
   if (isPlainObject(before) && isPlainObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
     return keys.flatMap((k) => {
       const field = prefix ? `${prefix}.${k}` : k;
       if (!(k in after)) return [{ field, old: before[k] }];
       if (!(k in before)) return isPlainObject(after[k]) && Object.keys(after[k]).length > 0
-        ? fieldChanges({}, after[k], field)
+        ? fieldChanges({}, after[k], field, unordered)
         : [{ field, new: after[k] }];
-      return fieldChanges(before[k], after[k], field);
+      return fieldChanges(before[k], after[k], field, unordered);
     });
   }
-  if (sameLeaf(prefix, before, after)) return [];
+  if (sameLeaf(prefix, before, after, unordered)) return [];
   return [{ field: prefix, old: before, new: after }];
 }

@@ -1,26 +1,35 @@
-import { DEFAULT_RULES, type DeclarativeFile, type RulesInput } from '@agentgw/gateway/contract';
-import { fieldChanges } from '../diff/field-changes.js';
+import type { DeclarativeFile } from '@agentgw/gateway/contract';
+import { KIND_LIST } from '../../kinds/index.js';
+import type { Attrs, Field, KindDescriptor } from '../../kinds/descriptor.js';
+import { isPlainObject, keyOf } from '../../kinds/values.js';
+import { deepEqual } from '../diff/field-changes.js';
 import type { LiveObjects } from '../state/normalise.js';
-import { agentAttrs, policyAttrs, tenantAttrs } from '../state/normalise.js';
+import { normaliseAttrs } from '../state/normalise.js';
 
-type DeclaredPolicy = DeclarativeFile['policies'][number];
-
-function nonEmpty<T extends object>(labels: T): T | undefined {
-  return Object.keys(labels).length > 0 ? labels : undefined;
-}
-
-/** Drops undefined fields so the YAML shows only what was set. */
-function compact<T extends object>(obj: T): T {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
-}
-
-/** Only the rules that differ from the defaults: the file stays short and still plans no changes. */
-function rulesDiff(rules: typeof DEFAULT_RULES): RulesInput | undefined {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(rules)) {
-    if (fieldChanges((DEFAULT_RULES as Record<string, unknown>)[k], v, `rules.${k}`).length > 0) out[k] = v;
+/** Only what differs from its default: nested objects field by field, so the file stays short and still plans no changes. */
+function exported(f: Field, value: unknown): unknown {
+  if (f.identity || f.default === undefined) return value;
+  if (deepEqual(value, f.default)) return undefined;
+  if (f.shape.type === 'object' && isPlainObject(value) && isPlainObject(f.default)) {
+    const out: Attrs = {};
+    for (const child of f.shape.fields) {
+      const v = exported(child, value[child.name]);
+      if (v !== undefined) out[child.name] = v;
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
   }
-  return Object.keys(out).length > 0 ? (out as RulesInput) : undefined;
+  return value;
+}
+
+/** One object as the file writes it: identity first, then the fields that differ from their defaults. */
+function entry(d: KindDescriptor, attrs: Attrs): Attrs {
+  const out: Attrs = {};
+  const ordered = [...d.fields.filter((f) => f.identity), ...d.fields.filter((f) => !f.identity)];
+  for (const f of ordered) {
+    const v = exported(f, attrs[f.name]);
+    if (v !== undefined) out[f.name] = v;
+  }
+  return out;
 }
 
 /**
@@ -28,28 +37,11 @@ function rulesDiff(rules: typeof DEFAULT_RULES): RulesInput | undefined {
  * Ownership labels are left out (apply manages them) and agents' keys never exist in live state.
  */
 export function exportDeclarative(live: LiveObjects): DeclarativeFile {
-  const byId = <T extends { id: string }>(a: T, b: T) => a.id.localeCompare(b.id);
-  const tenants = live.tenants
-    .map((t) => tenantAttrs(t))
-    .sort(byId)
-    .map((t) => compact({ id: t.id, name: t.name, labels: nonEmpty(t.labels) }));
-  const policies: DeclaredPolicy[] = live.policies
-    .map((p) => policyAttrs(p.id, p))
-    .sort(byId)
-    .map((p) =>
-      compact({
-        id: p.id,
-        tenant_id: p.tenant_id ?? undefined,
-        monthly_budget: p.monthly_budget ?? undefined,
-        daily_budget: p.daily_budget ?? undefined,
-        allowed_models: p.allowed_models ?? undefined,
-        rules: rulesDiff(p.rules),
-        labels: nonEmpty(p.labels),
-      }),
-    );
-  const agents = live.agents
-    .map((a) => agentAttrs(a))
-    .sort((a, b) => a.tenant_id.localeCompare(b.tenant_id) || a.name.localeCompare(b.name))
-    .map((a) => compact({ name: a.name, tenant_id: a.tenant_id, policy_id: a.policy_id ?? undefined, labels: nonEmpty(a.labels) }));
-  return { version: 1, tenants, policies, agents };
+  const file = { version: 1 } as DeclarativeFile;
+  for (const d of KIND_LIST) {
+    const objects = live[d.section].map((o) => normaliseAttrs(d, o, 'live'));
+    objects.sort((a, b) => keyOf(d, a).localeCompare(keyOf(d, b)));
+    (file as unknown as Record<string, Attrs[]>)[d.section] = objects.map((a) => entry(d, a));
+  }
+  return file;
 }

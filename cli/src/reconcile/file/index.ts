@@ -7,3 +7,4 @@ export * from './validate.js';
 export * from './merge.js';
 export * from './read-files.js';
 export * from './cdktf.js';
+export * from './cdktf/index.js';

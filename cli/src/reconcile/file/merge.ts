@@ -1,28 +1,34 @@
 import type { DeclarativeFile } from '@agentgw/gateway/contract';
 import { CliError } from '../../errors.js';
-import { agentIdentity } from '../state/identity.js';
+import { KIND_LIST } from '../../kinds/index.js';
+import type { Attrs } from '../../kinds/descriptor.js';
+import { keyOf } from '../../kinds/values.js';
+import type { PlanProblemSite } from '../diff/plan-error.js';
 import { MANAGED_LABEL } from '../state/ownership.js';
 import { FileError, formatLocation } from './file-error.js';
 import { formatPath, type Locator, type Path } from './locate.js';
 
-/** Desired state from one place: a YAML file (with a locator for line:col) or a CDKTF app (without). */
+/** Desired state from one place: a YAML file (with a locator for line:col) or a CDKTF app (which names resource addresses). */
 export interface DesiredSource {
   file: string;
   content: DeclarativeFile;
   locator?: Locator;
+  /** Where a path of the content came from, for sources without a locator (e.g. `cdk.tf.json: agentgw_agent.bot.policy_id`). */
+  describe?: (path: Path) => string;
 }
 
-type Section = 'tenants' | 'policies' | 'agents';
-
-const NOUN: Record<Section, string> = { tenants: 'tenant', policies: 'policy', agents: 'agent' };
-
-function identity(section: Section, item: { id?: string; tenant_id?: string | null; name?: string }): string {
-  return section === 'agents' ? agentIdentity(item.tenant_id ?? '', item.name ?? '') : (item.id ?? '');
+/** The merged desired state, and where each of its objects was declared. */
+export interface Desired {
+  content: DeclarativeFile;
+  /** `file:line:col` (or a resource address) of an object or one of its fields; undefined when unknown. */
+  where(site: PlanProblemSite): string | undefined;
 }
 
 function where(source: DesiredSource, path: Path, key?: string): string {
+  const full = key === undefined ? path : [...path, key];
   if (source.locator) return formatLocation(source.locator.locate(path, key));
-  return `${source.file} (${formatPath(key === undefined ? path : [...path, key])})`;
+  if (source.describe) return source.describe(full);
+  return `${source.file} (${formatPath(full)})`;
 }
 
 function sourceError(source: DesiredSource, path: Path, detail: string, key?: string): Error {
@@ -31,33 +37,45 @@ function sourceError(source: DesiredSource, path: Path, detail: string, key?: st
 }
 
 /** One desired state from several sources; an object declared twice (in one file or across files) is an error. */
-export function mergeSources(sources: DesiredSource[]): DeclarativeFile {
-  const out: DeclarativeFile = { version: 1, tenants: [], policies: [], agents: [] };
-  const seen = new Map<string, string>();
+export function mergeDesired(sources: DesiredSource[]): Desired {
+  const content: DeclarativeFile = { version: 1, tenants: [], policies: [], agents: [] };
+  const declared = new Map<string, { source: DesiredSource; path: Path }>();
   for (const source of sources) {
-    for (const section of ['tenants', 'policies', 'agents'] as const) {
-      source.content[section].forEach((item, index) => {
-        if (item.labels && MANAGED_LABEL in item.labels) {
+    for (const d of KIND_LIST) {
+      (source.content[d.section] as Attrs[]).forEach((item, index) => {
+        const path: Path = [d.section, index];
+        const labels = item.labels as Record<string, string> | undefined;
+        if (labels && MANAGED_LABEL in labels) {
           throw sourceError(
             source,
-            [section, index, 'labels'],
-            `the label "${MANAGED_LABEL}" is reserved: agentgw sets it on the objects apply creates, so remove it from ${section}[${index}]`,
+            [...path, 'labels'],
+            `the label "${MANAGED_LABEL}" is reserved: agentgw sets it on the objects apply creates, so remove it from ${d.section}[${index}]`,
             MANAGED_LABEL,
           );
         }
-        const id = identity(section, item);
-        const key = `${section}:${id}`;
-        const first = seen.get(key);
+        const id = keyOf(d, item);
+        const key = `${d.kind}:${id}`;
+        const first = declared.get(key);
         if (first) {
-          const unique = section === 'agents' ? 'agent name may appear once per tenant' : `${NOUN[section]} id may appear once`;
-          throw sourceError(source, [section, index], `${NOUN[section]} "${id}" is declared twice (first at ${first}); each ${unique}`);
+          const unique = d.identity.length > 1 ? `${d.kind} ${d.identity.at(-1)} may appear once per ${d.identity.slice(0, -1).join(' and ').replace(/_id$/, '')}` : `${d.kind} id may appear once`;
+          throw sourceError(source, path, `${d.kind} "${id}" is declared twice (first at ${where(first.source, first.path)}); each ${unique}`);
         }
-        seen.set(key, where(source, [section, index]));
+        declared.set(key, { source, path });
       });
     }
-    out.tenants.push(...source.content.tenants);
-    out.policies.push(...source.content.policies);
-    out.agents.push(...source.content.agents);
+    for (const d of KIND_LIST) (content[d.section] as Attrs[]).push(...(source.content[d.section] as Attrs[]));
   }
-  return out;
+  return {
+    content,
+    where(site) {
+      const found = declared.get(`${site.kind}:${site.id}`);
+      if (!found) return undefined;
+      return where(found.source, site.field ? [...found.path, site.field] : found.path);
+    },
+  };
+}
+
+/** One desired state from several sources (see mergeDesired). */
+export function mergeSources(sources: DesiredSource[]): DeclarativeFile {
+  return mergeDesired(sources).content;
 }

@@ -1,53 +1,42 @@
-import { DEFAULT_RULES, mergePolicy, type Agent, type DeclarativeFile, type Policy, type Rules, type Tenant } from '@agentgw/gateway/contract';
-import { agentIdentity } from './identity.js';
-import { MANAGED_VALUE, ownerOf, withoutOwnership } from './ownership.js';
-import { emptyState, type AgentAttrs, type PolicyAttrs, type State, type TenantAttrs } from './types.js';
+import type { DeclarativeFile } from '@agentgw/gateway/contract';
+import { KIND_LIST } from '../../kinds/index.js';
+import type { Attrs, KindDescriptor } from '../../kinds/descriptor.js';
+import { keyOf, overDefault } from '../../kinds/values.js';
+import { LABELS_FIELD, MANAGED_VALUE, ownerOf, withoutOwnership } from './ownership.js';
+import { emptyState, type State } from './types.js';
 
-/** The live objects as the dump stage fetched them. */
-export interface LiveObjects {
-  tenants: Tenant[];
-  policies: Policy[];
-  agents: Agent[];
+/** The live objects as the dump stage fetched them, by section. */
+export type LiveObjects = { [S in keyof Omit<DeclarativeFile, 'version'>]: Attrs[] };
+
+/**
+ * The declared fields of one object with every default filled in, exactly as the server would store them.
+ * A field marked `unmanagedWhenAbsent` that the source leaves out stays out: it is never compared.
+ */
+export function normaliseAttrs(d: KindDescriptor, source: Attrs, side: 'file' | 'live'): Attrs {
+  const out: Attrs = {};
+  for (const f of d.fields) {
+    const value = source[f.name];
+    if (f.identity || !f.optional) {
+      out[f.name] = structuredClone(value);
+      continue;
+    }
+    // the file leaves the live value alone; what no default predicts is never compared either
+    if (value === undefined && (f.default === undefined || (side === 'file' && f.unmanagedWhenAbsent))) continue;
+    const filled = overDefault(value, f.default);
+    out[f.name] = f.name === LABELS_FIELD ? withoutOwnership(filled as Record<string, string>) : filled;
+  }
+  return out;
 }
 
-/** Rules over the defaults, so a server that leaves a default out still compares equal. */
-function normaliseRules(rules: Partial<Rules> | undefined): Rules {
-  return { ...DEFAULT_RULES, ...rules };
-}
-
-export function tenantAttrs(t: { id: string; name: string; labels?: Tenant['labels'] }): TenantAttrs {
-  return { id: t.id, name: t.name, labels: withoutOwnership(t.labels) };
-}
-
-export function policyAttrs(id: string, fields: Omit<Policy, 'id' | 'created_at' | 'updated_at'>): PolicyAttrs {
-  return {
-    id,
-    tenant_id: fields.tenant_id ?? null,
-    monthly_budget: fields.monthly_budget ?? null,
-    daily_budget: fields.daily_budget ?? null,
-    allowed_models: fields.allowed_models ?? null,
-    rules: normaliseRules(fields.rules),
-    labels: withoutOwnership(fields.labels),
-  };
-}
-
-export function agentAttrs(a: { tenant_id: string; name: string; policy_id?: string | null; labels?: Agent['labels'] }): AgentAttrs {
-  return { tenant_id: a.tenant_id, name: a.name, policy_id: a.policy_id ?? null, labels: withoutOwnership(a.labels) };
-}
-
-/** The file's objects with every default filled in, exactly as the server would store them. */
+/** The file's objects with every default filled in. */
 export function desiredState(file: DeclarativeFile): State {
   const state = emptyState();
-  for (const t of file.tenants) {
-    state.tenant.set(t.id, { kind: 'tenant', id: t.id, attrs: tenantAttrs(t), owner: MANAGED_VALUE, serverId: '' });
-  }
-  for (const p of file.policies) {
-    const { id, ...body } = p;
-    state.policy.set(id, { kind: 'policy', id, attrs: policyAttrs(id, mergePolicy(null, body)), owner: MANAGED_VALUE, serverId: '' });
-  }
-  for (const a of file.agents) {
-    const id = agentIdentity(a.tenant_id, a.name);
-    state.agent.set(id, { kind: 'agent', id, attrs: agentAttrs(a), owner: MANAGED_VALUE, serverId: '' });
+  for (const d of KIND_LIST) {
+    for (const entry of file[d.section] as Attrs[]) {
+      const attrs = normaliseAttrs(d, entry, 'file');
+      const id = keyOf(d, attrs);
+      state[d.kind].set(id, { kind: d.kind, id, attrs, owner: MANAGED_VALUE, serverId: '' });
+    }
   }
   return state;
 }
@@ -55,15 +44,13 @@ export function desiredState(file: DeclarativeFile): State {
 /** The gateway's objects, normalised the same way as the file's. */
 export function liveState(live: LiveObjects): State {
   const state = emptyState();
-  for (const t of live.tenants) {
-    state.tenant.set(t.id, { kind: 'tenant', id: t.id, attrs: tenantAttrs(t), owner: ownerOf(t.labels), serverId: t.id });
-  }
-  for (const p of live.policies) {
-    state.policy.set(p.id, { kind: 'policy', id: p.id, attrs: policyAttrs(p.id, p), owner: ownerOf(p.labels), serverId: p.id });
-  }
-  for (const a of live.agents) {
-    const id = agentIdentity(a.tenant_id, a.name);
-    state.agent.set(id, { kind: 'agent', id, attrs: agentAttrs(a), owner: ownerOf(a.labels), serverId: a.id });
+  for (const d of KIND_LIST) {
+    for (const entity of live[d.section]) {
+      const attrs = normaliseAttrs(d, entity, 'live');
+      const id = keyOf(d, attrs);
+      const labels = entity[LABELS_FIELD] as Record<string, string> | undefined;
+      state[d.kind].set(id, { kind: d.kind, id, attrs, owner: ownerOf(labels), serverId: String(entity.id) });
+    }
   }
   return state;
 }

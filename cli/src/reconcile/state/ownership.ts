@@ -3,6 +3,8 @@ import type { Labels } from '@agentgw/gateway/contract';
 /** The label that marks objects apply created; prune only ever deletes objects that carry it. */
 export const MANAGED_LABEL = 'managed_by';
 export const MANAGED_VALUE = 'agentgw';
+/** Every kind carries its labels (and so the marker) in this field. */
+export const LABELS_FIELD = 'labels';
 
 export function ownerOf(labels: Labels | undefined): string | null {
   return labels?.[MANAGED_LABEL] ?? null;

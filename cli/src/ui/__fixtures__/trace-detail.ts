@@ -38,6 +38,7 @@ export const TRACE: TraceDetail = {
   error_count: 2,
   prompt_tokens: 1630,
   completion_tokens: 412,
+  stopped: null,
   cost: 0.005831,
   requests: [
     step(1, 0, { prompt_tokens: 420, completion_tokens: 96, cost: 0.000121, latency_ms: 820.4 }),

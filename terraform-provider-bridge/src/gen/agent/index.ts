@@ -27,6 +27,12 @@ export interface AgentConfig extends cdktf.TerraformMetaArguments {
   */
   readonly policyId?: string;
   /**
+  * While true, the agent's key gets 403 agent_suspended on the gateway (default false).
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/agent#suspended Agent#suspended}
+  */
+  readonly suspended?: boolean | cdktf.IResolvable;
+  /**
   * The tenant the agent belongs to. Changing it replaces the agent (and its key).
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/agent#tenant_id Agent#tenant_id}
@@ -86,6 +92,7 @@ export class Agent extends cdktf.TerraformResource {
     this._labels = config.labels;
     this._name = config.name;
     this._policyId = config.policyId;
+    this._suspended = config.suspended;
     this._tenantId = config.tenantId;
   }
 
@@ -153,6 +160,22 @@ export class Agent extends cdktf.TerraformResource {
     return this._policyId;
   }
 
+  // suspended - computed: false, optional: true, required: false
+  private _suspended?: boolean | cdktf.IResolvable; 
+  public get suspended() {
+    return this.getBooleanAttribute('suspended');
+  }
+  public set suspended(value: boolean | cdktf.IResolvable) {
+    this._suspended = value;
+  }
+  public resetSuspended() {
+    this._suspended = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get suspendedInput() {
+    return this._suspended;
+  }
+
   // tenant_id - computed: false, optional: false, required: true
   private _tenantId?: string; 
   public get tenantId() {
@@ -175,6 +198,7 @@ export class Agent extends cdktf.TerraformResource {
       labels: cdktf.hashMapper(cdktf.stringToTerraform)(this._labels),
       name: cdktf.stringToTerraform(this._name),
       policy_id: cdktf.stringToTerraform(this._policyId),
+      suspended: cdktf.booleanToTerraform(this._suspended),
       tenant_id: cdktf.stringToTerraform(this._tenantId),
     };
   }
@@ -198,6 +222,12 @@ export class Agent extends cdktf.TerraformResource {
         isBlock: false,
         type: "simple",
         storageClassType: "string",
+      },
+      suspended: {
+        value: cdktf.booleanToHclTerraform(this._suspended),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "boolean",
       },
       tenant_id: {
         value: cdktf.stringToHclTerraform(this._tenantId),

@@ -15,6 +15,12 @@ export interface PolicyConfig extends cdktf.TerraformMetaArguments {
   */
   readonly allowedModels?: string[];
   /**
+  * MCP tools the agent may call through /mcp, as globs over "server/tool"; unset = all, [] = none.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#allowed_tools Policy#allowed_tools}
+  */
+  readonly allowedTools?: string[];
+  /**
   * USD per agent per UTC day; unset with a monthly budget = monthly budget / days in the month.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#daily_budget Policy#daily_budget}
@@ -199,11 +205,23 @@ export interface PolicyRules {
   */
   readonly maxCostPerTrace?: number;
   /**
+  * MCP tool calls one trace may make; a call past it is refused with tool_calls_exceeded. Unset = unlimited.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#max_tool_calls_per_trace Policy#max_tool_calls_per_trace}
+  */
+  readonly maxToolCallsPerTrace?: number;
+  /**
   * PII scan of request text: "off" (default), "redact" or "block".
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#pii Policy#pii}
   */
   readonly pii?: string;
+  /**
+  * Values and globs never treated as PII, such as "noreply@*", "*@example.com" or "127.0.0.1".
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#pii_allow Policy#pii_allow}
+  */
+  readonly piiAllow?: string[];
   /**
   * Parts of a request PII rules read: user (user messages and tool results), assistant, system, tools (tool schemas); default ["user"].
   *
@@ -245,7 +263,9 @@ export function policyRulesToTerraform(struct?: PolicyRules | cdktf.IResolvable)
     clamp_output: cdktf.booleanToTerraform(struct!.clampOutput),
     max_cost_per_request: cdktf.numberToTerraform(struct!.maxCostPerRequest),
     max_cost_per_trace: cdktf.numberToTerraform(struct!.maxCostPerTrace),
+    max_tool_calls_per_trace: cdktf.numberToTerraform(struct!.maxToolCallsPerTrace),
     pii: cdktf.stringToTerraform(struct!.pii),
+    pii_allow: cdktf.listMapper(cdktf.stringToTerraform, false)(struct!.piiAllow),
     pii_scope: cdktf.listMapper(cdktf.stringToTerraform, false)(struct!.piiScope),
     pii_types: cdktf.listMapper(cdktf.stringToTerraform, false)(struct!.piiTypes),
     retry_block: policyRulesRetryBlockToTerraform(struct!.retryBlock),
@@ -279,11 +299,23 @@ export function policyRulesToHclTerraform(struct?: PolicyRules | cdktf.IResolvab
       type: "simple",
       storageClassType: "number",
     },
+    max_tool_calls_per_trace: {
+      value: cdktf.numberToHclTerraform(struct!.maxToolCallsPerTrace),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "number",
+    },
     pii: {
       value: cdktf.stringToHclTerraform(struct!.pii),
       isBlock: false,
       type: "simple",
       storageClassType: "string",
+    },
+    pii_allow: {
+      value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(struct!.piiAllow),
+      isBlock: false,
+      type: "list",
+      storageClassType: "stringList",
     },
     pii_scope: {
       value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(struct!.piiScope),
@@ -351,9 +383,17 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
       hasAnyValues = true;
       internalValueResult.maxCostPerTrace = this._maxCostPerTrace;
     }
+    if (this._maxToolCallsPerTrace !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.maxToolCallsPerTrace = this._maxToolCallsPerTrace;
+    }
     if (this._pii !== undefined) {
       hasAnyValues = true;
       internalValueResult.pii = this._pii;
+    }
+    if (this._piiAllow !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.piiAllow = this._piiAllow;
     }
     if (this._piiScope !== undefined) {
       hasAnyValues = true;
@@ -385,7 +425,9 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
       this._clampOutput = undefined;
       this._maxCostPerRequest = undefined;
       this._maxCostPerTrace = undefined;
+      this._maxToolCallsPerTrace = undefined;
       this._pii = undefined;
+      this._piiAllow = undefined;
       this._piiScope = undefined;
       this._piiTypes = undefined;
       this._retryBlock.internalValue = undefined;
@@ -402,7 +444,9 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
       this._clampOutput = value.clampOutput;
       this._maxCostPerRequest = value.maxCostPerRequest;
       this._maxCostPerTrace = value.maxCostPerTrace;
+      this._maxToolCallsPerTrace = value.maxToolCallsPerTrace;
       this._pii = value.pii;
+      this._piiAllow = value.piiAllow;
       this._piiScope = value.piiScope;
       this._piiTypes = value.piiTypes;
       this._retryBlock.internalValue = value.retryBlock;
@@ -459,6 +503,22 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
     return this._maxCostPerTrace;
   }
 
+  // max_tool_calls_per_trace - computed: false, optional: true, required: false
+  private _maxToolCallsPerTrace?: number; 
+  public get maxToolCallsPerTrace() {
+    return this.getNumberAttribute('max_tool_calls_per_trace');
+  }
+  public set maxToolCallsPerTrace(value: number) {
+    this._maxToolCallsPerTrace = value;
+  }
+  public resetMaxToolCallsPerTrace() {
+    this._maxToolCallsPerTrace = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get maxToolCallsPerTraceInput() {
+    return this._maxToolCallsPerTrace;
+  }
+
   // pii - computed: false, optional: true, required: false
   private _pii?: string; 
   public get pii() {
@@ -473,6 +533,22 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
   // Temporarily expose input value. Use with caution.
   public get piiInput() {
     return this._pii;
+  }
+
+  // pii_allow - computed: false, optional: true, required: false
+  private _piiAllow?: string[]; 
+  public get piiAllow() {
+    return this.getListAttribute('pii_allow');
+  }
+  public set piiAllow(value: string[]) {
+    this._piiAllow = value;
+  }
+  public resetPiiAllow() {
+    this._piiAllow = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get piiAllowInput() {
+    return this._piiAllow;
   }
 
   // pii_scope - computed: false, optional: true, required: false
@@ -606,6 +682,7 @@ export class Policy extends cdktf.TerraformResource {
       forEach: config.forEach
     });
     this._allowedModels = config.allowedModels;
+    this._allowedTools = config.allowedTools;
     this._dailyBudget = config.dailyBudget;
     this._id = config.id;
     this._labels = config.labels;
@@ -632,6 +709,22 @@ export class Policy extends cdktf.TerraformResource {
   // Temporarily expose input value. Use with caution.
   public get allowedModelsInput() {
     return this._allowedModels;
+  }
+
+  // allowed_tools - computed: false, optional: true, required: false
+  private _allowedTools?: string[]; 
+  public get allowedTools() {
+    return this.getListAttribute('allowed_tools');
+  }
+  public set allowedTools(value: string[]) {
+    this._allowedTools = value;
+  }
+  public resetAllowedTools() {
+    this._allowedTools = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get allowedToolsInput() {
+    return this._allowedTools;
   }
 
   // daily_budget - computed: false, optional: true, required: false
@@ -734,6 +827,7 @@ export class Policy extends cdktf.TerraformResource {
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
       allowed_models: cdktf.listMapper(cdktf.stringToTerraform, false)(this._allowedModels),
+      allowed_tools: cdktf.listMapper(cdktf.stringToTerraform, false)(this._allowedTools),
       daily_budget: cdktf.numberToTerraform(this._dailyBudget),
       id: cdktf.stringToTerraform(this._id),
       labels: cdktf.hashMapper(cdktf.stringToTerraform)(this._labels),
@@ -747,6 +841,12 @@ export class Policy extends cdktf.TerraformResource {
     const attrs = {
       allowed_models: {
         value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(this._allowedModels),
+        isBlock: false,
+        type: "list",
+        storageClassType: "stringList",
+      },
+      allowed_tools: {
+        value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(this._allowedTools),
         isBlock: false,
         type: "list",
         storageClassType: "stringList",

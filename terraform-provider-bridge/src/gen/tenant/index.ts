@@ -9,6 +9,12 @@ import * as cdktf from 'cdktf';
 
 export interface TenantConfig extends cdktf.TerraformMetaArguments {
   /**
+  * USD per UTC day for all agents of the tenant together; when null and monthly_budget is set, monthly_budget / days in the current month.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/tenant#daily_budget Tenant#daily_budget}
+  */
+  readonly dailyBudget?: number;
+  /**
   * Tenant id: lowercase letters, digits, "_" or "-", starting with a letter or digit, at most 64 characters.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/tenant#id Tenant#id}
@@ -23,6 +29,12 @@ export interface TenantConfig extends cdktf.TerraformMetaArguments {
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/tenant#labels Tenant#labels}
   */
   readonly labels?: { [key: string]: string };
+  /**
+  * USD per calendar month (UTC) for all agents of the tenant together; null = unlimited.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/tenant#monthly_budget Tenant#monthly_budget}
+  */
+  readonly monthlyBudget?: number;
   /**
   * Display name, 1-200 characters.
   *
@@ -80,14 +92,32 @@ export class Tenant extends cdktf.TerraformResource {
       connection: config.connection,
       forEach: config.forEach
     });
+    this._dailyBudget = config.dailyBudget;
     this._id = config.id;
     this._labels = config.labels;
+    this._monthlyBudget = config.monthlyBudget;
     this._name = config.name;
   }
 
   // ==========
   // ATTRIBUTES
   // ==========
+
+  // daily_budget - computed: false, optional: true, required: false
+  private _dailyBudget?: number; 
+  public get dailyBudget() {
+    return this.getNumberAttribute('daily_budget');
+  }
+  public set dailyBudget(value: number) {
+    this._dailyBudget = value;
+  }
+  public resetDailyBudget() {
+    this._dailyBudget = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get dailyBudgetInput() {
+    return this._dailyBudget;
+  }
 
   // id - computed: false, optional: false, required: true
   private _id?: string; 
@@ -118,6 +148,22 @@ export class Tenant extends cdktf.TerraformResource {
     return this._labels;
   }
 
+  // monthly_budget - computed: false, optional: true, required: false
+  private _monthlyBudget?: number; 
+  public get monthlyBudget() {
+    return this.getNumberAttribute('monthly_budget');
+  }
+  public set monthlyBudget(value: number) {
+    this._monthlyBudget = value;
+  }
+  public resetMonthlyBudget() {
+    this._monthlyBudget = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get monthlyBudgetInput() {
+    return this._monthlyBudget;
+  }
+
   // name - computed: false, optional: false, required: true
   private _name?: string; 
   public get name() {
@@ -137,14 +183,22 @@ export class Tenant extends cdktf.TerraformResource {
 
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
+      daily_budget: cdktf.numberToTerraform(this._dailyBudget),
       id: cdktf.stringToTerraform(this._id),
       labels: cdktf.hashMapper(cdktf.stringToTerraform)(this._labels),
+      monthly_budget: cdktf.numberToTerraform(this._monthlyBudget),
       name: cdktf.stringToTerraform(this._name),
     };
   }
 
   protected override synthesizeHclAttributes(): { [name: string]: any } {
     const attrs = {
+      daily_budget: {
+        value: cdktf.numberToHclTerraform(this._dailyBudget),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "number",
+      },
       id: {
         value: cdktf.stringToHclTerraform(this._id),
         isBlock: false,
@@ -156,6 +210,12 @@ export class Tenant extends cdktf.TerraformResource {
         isBlock: false,
         type: "map",
         storageClassType: "stringMap",
+      },
+      monthly_budget: {
+        value: cdktf.numberToHclTerraform(this._monthlyBudget),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "number",
       },
       name: {
         value: cdktf.stringToHclTerraform(this._name),

@@ -1,13 +1,9 @@
+import { KIND_LIST } from '@agentgw/cli';
 import type { ResourceType } from '../../schema/resource-specs.js';
-import { agentResource } from './agent-resource.js';
-import { policyResource } from './policy-resource.js';
+import { kindResource } from './kind-resource.js';
 import type { ResourceHandler } from './resource-handler.js';
-import { tenantResource } from './tenant-resource.js';
 
-export const RESOURCE_HANDLERS: Record<ResourceType, ResourceHandler> = {
-  agentgw_tenant: tenantResource,
-  agentgw_policy: policyResource,
-  agentgw_agent: agentResource,
-};
+/** One handler per kind of the CLI's registry, each read from its descriptor. */
+export const RESOURCE_HANDLERS = Object.fromEntries(KIND_LIST.map((d) => [d.terraformType, kindResource(d)])) as Record<ResourceType, ResourceHandler>;
 
 export { HandlerError, type ResourceHandler } from './resource-handler.js';

@@ -1,32 +1,19 @@
-import { CreateAgent, CreateTenant, DeclaredPolicy } from '@agentgw/gateway/contract';
-import type { z } from 'zod';
-import { RESOURCE_SPECS, RESOURCE_TYPES, type ResourceType } from '../schema/resource-specs.js';
+import { KIND_LIST, kindOfTerraformType } from '../../../kinds/index.js';
+import type { Section } from '../../../kinds/descriptor.js';
 import { META_KEYS, StackResolver } from './stack-resolver.js';
 import { ResolveError, type StackIssue, type StackJson } from './stack-json.js';
-
-/** The declarative-file section and entry schema of each resource type; attribute names are the contract's field names. */
-const SECTIONS: Record<ResourceType, { section: 'tenants' | 'policies' | 'agents'; schema: z.ZodObject }> = {
-  agentgw_tenant: { section: 'tenants', schema: CreateTenant },
-  agentgw_policy: { section: 'policies', schema: DeclaredPolicy },
-  agentgw_agent: { section: 'agents', schema: CreateAgent },
-};
 
 /** One converted resource, with the address it came from (for error messages). */
 export interface MappedEntry {
   address: string;
-  section: 'tenants' | 'policies' | 'agents';
+  section: Section;
   value: Record<string, unknown>;
 }
 
-const computed = Object.fromEntries(
-  RESOURCE_TYPES.map((t) => {
-    const spec = RESOURCE_SPECS[t];
-    return [t, new Set(Object.keys(spec.output.shape).filter((k) => !(k in spec.input.shape)))];
-  }),
-) as Record<ResourceType, Set<string>>;
-
+/** Attributes the server assigns (ids, key prefixes, secrets): a reference to one has no value before apply. */
 function isComputed(type: string, attribute: string): boolean {
-  return computed[type as ResourceType]?.has(attribute) ?? false;
+  const d = kindOfTerraformType(type);
+  return d !== undefined && (d.readOnly.includes(attribute) || d.secrets.includes(attribute));
 }
 
 /** Terraform's null is "unset": the declarative file says the same by leaving the field out. */
@@ -42,7 +29,7 @@ function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
 function unsupported(stack: StackJson): StackIssue[] {
   const issues: StackIssue[] = [];
   for (const [type, byName] of Object.entries(stack.resource ?? {})) {
-    if (RESOURCE_TYPES.includes(type as ResourceType)) continue;
+    if (kindOfTerraformType(type)) continue;
     for (const name of Object.keys(byName)) {
       issues.push({ address: `${type}.${name}`, message: 'is not an agentgw resource: deploy this stack with terraform instead' });
     }
@@ -74,28 +61,27 @@ export function mapResources(stack: StackJson): { entries: MappedEntry[]; issues
   const resolver = new StackResolver(stack, isComputed);
   const entries: MappedEntry[] = [];
   const issues = unsupported(stack);
-  for (const type of RESOURCE_TYPES) {
-    for (const [name, body] of Object.entries(stack.resource?.[type] ?? {})) {
-      const address = `${type}.${name}`;
+  for (const d of KIND_LIST) {
+    for (const [name, body] of Object.entries(stack.resource?.[d.terraformType] ?? {})) {
+      const address = `${d.terraformType}.${name}`;
       const before = issues.length;
       issues.push(...metaIssues(address, body));
       const value: Record<string, unknown> = {};
       for (const attribute of Object.keys(body).filter((k) => !META_KEYS.has(k))) {
         try {
-          value[attribute] = resolver.attribute(type, name, attribute);
+          value[attribute] = resolver.attribute(d.terraformType, name, attribute);
         } catch (err) {
           if (!(err instanceof ResolveError)) throw err;
           issues.push({ address, message: `${attribute} ${err.message}` });
         }
       }
       if (issues.length > before) continue;
-      const { section, schema } = SECTIONS[type];
-      const parsed = schema.safeParse(withoutNulls(value));
+      const parsed = d.schemas.declared.safeParse(withoutNulls(value));
       if (!parsed.success) {
         for (const i of parsed.error.issues) issues.push({ address, message: `${i.path.join('.') || 'attributes'}: ${i.message}` });
         continue;
       }
-      entries.push({ address, section, value: parsed.data as Record<string, unknown> });
+      entries.push({ address, section: d.section, value: parsed.data as Record<string, unknown> });
     }
   }
   return { entries, issues };

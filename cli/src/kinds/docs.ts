@@ -1,0 +1,2 @@
+/** Descriptions shared by every kind. */
+export const LABELS_DOC = 'Free labels (string -> string).';
