@@ -69,7 +69,7 @@ export interface TracesQuery extends PageQuery {
 }
 
 export interface UsageQuery {
-  group_by?: 'agent' | 'tenant' | 'model' | 'day';
+  group_by?: 'agent' | 'tenant' | 'model' | 'tool' | 'day' | 'hour';
   from?: string;
   to?: string;
   tenant_id?: string;

@@ -7,7 +7,7 @@ import { outputMode } from '../ui/output-mode.js';
 import { renderTable } from '../ui/table.js';
 import { parseTime } from './flag-values.js';
 
-export type UsageGroup = 'agent' | 'tenant' | 'model' | 'day';
+export type UsageGroup = 'agent' | 'tenant' | 'model' | 'tool' | 'day' | 'hour';
 
 interface Flags extends ConnectionOptions {
   json?: boolean;
@@ -46,7 +46,7 @@ export function registerUsage(program: Command): void {
   program
     .command('usage')
     .description('requests, tokens and cost, grouped')
-    .addOption(new Option('--group-by <key>', 'group rows by').choices(['agent', 'tenant', 'model', 'day']).default('agent'))
+    .addOption(new Option('--group-by <key>', 'group rows by').choices(['agent', 'tenant', 'model', 'tool', 'day', 'hour']).default('agent'))
     .option('--from <time>', 'RFC 3339 start')
     .option('--to <time>', 'RFC 3339 end (exclusive)')
     .option('--tenant <id>', 'only this tenant')

@@ -16,7 +16,7 @@ import {
   page,
 } from '../contract/index.js';
 import { generateId, generateKey, keyPrefix } from '../security/keys.js';
-import { isForeignKeyViolation, isUniqueViolation } from '../storage/kysely-store.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../storage/store-errors.js';
 import type { Services } from '../services.js';
 import { type Principal, listScope, requireTenant, requireWrite } from './principal.js';
 import { policyNamedNotFound, tenantNamedNotFound } from './references.js';

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentgwError, ErrorBody, PaginationQuery, Policy, PutPolicy, ResourceId, mergePolicy, page } from '../contract/index.js';
 import type { Services } from '../services.js';
-import { isForeignKeyViolation } from '../storage/kysely-store.js';
+import { isForeignKeyViolation } from '../storage/store-errors.js';
 import { listScope, requireAdmin, requireTenant, requireWrite } from './principal.js';
 import { tenantNamedNotFound } from './references.js';
 

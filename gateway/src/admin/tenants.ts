@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentgwError, CreateTenant, ErrorBody, PaginationQuery, PatchTenant, ResourceId, Tenant, TenantWithSpend, page } from '../contract/index.js';
-import { isUniqueViolation } from '../storage/kysely-store.js';
+import { isUniqueViolation } from '../storage/store-errors.js';
 import type { Services } from '../services.js';
 import { listScope, requireAdmin, requireTenant } from './principal.js';
 

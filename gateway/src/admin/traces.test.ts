@@ -126,13 +126,13 @@ describe.each(['sqlite', 'postgres'] as const)('traces and usage over HTTP on %s
       const r = await api('GET', `/usage${qs}`);
       expect(r.status).toBe(200);
       expect(Object.keys(r.body)).toEqual(['data']);
-      return r.body.data as Array<{ key: string; requests: number; prompt_tokens: number; completion_tokens: number; cost: number }>;
+      return r.body.data as Array<{ key: string; requests: number; errors: number; prompt_tokens: number; completion_tokens: number; cost: number }>;
     };
     const byAgent = await usage('');
     expect(byAgent).toEqual([
-      { key: 'agt_a', requests: 3, prompt_tokens: 350, completion_tokens: 30, cost: 0.03 },
-      { key: 'agt_b', requests: 1, prompt_tokens: 10, completion_tokens: 5, cost: 0.5 },
-      { key: 'agt_g', requests: 1, prompt_tokens: 10, completion_tokens: 5, cost: 1 },
+      { key: 'agt_a', requests: 3, errors: 1, prompt_tokens: 350, completion_tokens: 30, cost: 0.03 },
+      { key: 'agt_b', requests: 1, errors: 0, prompt_tokens: 10, completion_tokens: 5, cost: 0.5 },
+      { key: 'agt_g', requests: 1, errors: 0, prompt_tokens: 10, completion_tokens: 5, cost: 1 },
     ]);
     expect(await usage('?group_by=agent')).toEqual(byAgent);
     expect((await usage('?group_by=tenant')).map((u) => [u.key, u.requests, u.cost])).toEqual([

@@ -84,13 +84,26 @@ export const TracesQuery = z.strictObject({
 });
 
 export const UsageQuery = z.strictObject({
-  group_by: z.enum(['agent', 'tenant', 'model', 'day']).default('agent'),
+  group_by: z
+    .enum(['agent', 'tenant', 'model', 'tool', 'day', 'hour'])
+    .default('agent')
+    .describe(
+      'The key of each row: agent id, tenant id, model, MCP tool (`server/tool`; steps without a tool are left out), ' +
+        'UTC day (`2026-11-25`) or the start of the UTC hour (`2026-11-25T14:00:00Z`).',
+    ),
   from: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }).optional(),
   to: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }).optional(),
   tenant_id: z.string().max(64).optional(),
 });
 
 export const UsageRow = z
-  .object({ key: z.string(), requests: z.number().int(), prompt_tokens: z.number().int(), completion_tokens: z.number().int(), cost: z.number() })
+  .object({
+    key: z.string(),
+    requests: z.number().int(),
+    errors: z.number().int().describe('Of requests, those whose status is not ok (error or blocked): counted as a trace\'s error_count is.'),
+    prompt_tokens: z.number().int(),
+    completion_tokens: z.number().int(),
+    cost: z.number(),
+  })
   .meta({ id: 'UsageRow' });
 export type UsageRow = z.infer<typeof UsageRow>;

@@ -2,6 +2,7 @@ import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { type AdminKey, type Agent, AgentgwError, DEFAULT_RULES, type Policy, type Role, type Tenant, type TraceRequest, type TraceStopped, type TraceSummary, type UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
 import type { Database } from './schema.js';
+import { isForeignKeyViolation, isUniqueViolation } from './store-errors.js';
 import type {
   Page,
   PageQuery,
@@ -41,16 +42,6 @@ export class InvalidCursorError extends AgentgwError {
 }
 
 /** A row names another that does not exist, or a row that others name was to be deleted (a concurrent admin write). */
-export function isForeignKeyViolation(e: unknown): boolean {
-  const err = e as { code?: string };
-  return err?.code === '23503' || err?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
-}
-
-export function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: string; message?: string };
-  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
-
 /** A usage record as its table row. */
 export type UsageRecordRow = Omit<Database['usage_records'], 'seq'>;
 
@@ -629,19 +620,13 @@ export class KyselyStore implements Store {
   }
 
   async usage(f: UsageFilter): Promise<UsageRow[]> {
-    const key =
-      f.group_by === 'agent'
-        ? sql<string>`agent_id`
-        : f.group_by === 'tenant'
-          ? sql<string>`tenant_id`
-          : f.group_by === 'model'
-            ? sql<string>`coalesce(model, '')`
-            : sql<string>`substr(started_at, 1, 10)`;
+    const key = usageKey(f.group_by);
     let q = this.db
       .selectFrom('usage_records')
       .select((eb) => [
         key.as('key'),
         eb.fn.countAll<number>().as('requests'),
+        eb.fn.sum<number>(NOT_OK).as('errors'),
         eb.fn.sum<number>('prompt_tokens').as('prompt_tokens'),
         eb.fn.sum<number>('completion_tokens').as('completion_tokens'),
         eb.fn.sum<number>('cost').as('cost'),
@@ -649,10 +634,13 @@ export class KyselyStore implements Store {
     if (f.from) q = q.where('started_at', '>=', utc(f.from));
     if (f.to) q = q.where('started_at', '<', utc(f.to));
     if (f.tenant_id) q = q.where('tenant_id', '=', f.tenant_id);
+    // Model steps have no tool: a grouping by tool counts tool calls only.
+    if (f.group_by === 'tool') q = q.where('tool', 'is not', null);
     const rows = await this.report(q.groupBy(key).orderBy(key));
     return rows.map((r) => ({
       key: String(r.key),
       requests: Number(r.requests),
+      errors: Number(r.errors ?? 0),
       prompt_tokens: Number(r.prompt_tokens ?? 0),
       completion_tokens: Number(r.completion_tokens ?? 0),
       cost: round(Number(r.cost ?? 0)),
@@ -732,6 +720,32 @@ export class KyselyStore implements Store {
   async close() {
     await this.beforeClose?.();
     await this.db.destroy();
+  }
+}
+
+/** 1 for a request whose status is not ok (error or blocked): the rule of a trace's error_count, summed as a usage row's errors. */
+const NOT_OK = sql<number>`case when status = 'ok' then 0 else 1 end`;
+
+/**
+ * The key a usage report groups by, the same SQL on SQLite and PostgreSQL. started_at is stored as UTC RFC 3339 with
+ * milliseconds (`2026-11-25T14:03:07.123Z`): a day is its first 10 characters, an hour its first 13 with the rest of
+ * the hour's start written out (`2026-11-25T14:00:00Z`). The literals are inline, not bound: PostgreSQL matches the
+ * selected key to the GROUP BY expression by its text, which two parameters ($1, $2) would differ in.
+ */
+function usageKey(groupBy: UsageFilter['group_by']) {
+  switch (groupBy) {
+    case 'agent':
+      return sql<string>`agent_id`;
+    case 'tenant':
+      return sql<string>`tenant_id`;
+    case 'model':
+      return sql<string>`coalesce(model, '')`;
+    case 'tool':
+      return sql<string>`tool`;
+    case 'day':
+      return sql<string>`substr(started_at, 1, 10)`;
+    case 'hour':
+      return sql<string>`substr(started_at, 1, 13) || ':00:00Z'`;
   }
 }
 

@@ -60,3 +60,15 @@ export function isStoreUnavailableError(err: unknown, depth = 0): boolean {
 export function storeUnavailable(): AgentgwError {
   return storeUnavailableError('The database is unreachable at the moment, so this request could not be completed');
 }
+
+/** A write that names a row that does not exist (PostgreSQL and SQLite): part of the Store's error vocabulary. */
+export function isForeignKeyViolation(e: unknown): boolean {
+  const err = e as { code?: string };
+  return err?.code === '23503' || err?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/** A write that would duplicate a unique key (PostgreSQL and SQLite). */
+export function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string };
+  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vite
 import { DEFAULT_RULES } from '../contract/index.js';
 import { openTestStore, usageRecord, type TestStore } from '../test-support/store.js';
 import { type Kysely, sql } from 'kysely';
-import { encodeCursor, isUniqueViolation } from './kysely-store.js';
+import { encodeCursor } from './kysely-store.js';
+import { isUniqueViolation } from './store-errors.js';
 import { SQLITE_CACHE_KIB } from './open-store.js';
 import type { PolicyFields, Store, StoredResponse, UsageRecord } from './store.js';
 
@@ -549,26 +550,27 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       const range = { from: at(-1), to: at(90_000) };
       const byAgent = await store.usage({ group_by: 'agent', ...range });
       expect(byAgent.map((r) => r.key)).toEqual(['agt_a1', 'agt_a2', 'agt_b1']);
-      expect(byAgent[0]).toMatchObject({ key: 'agt_a1', requests: 3, prompt_tokens: 60, completion_tokens: 4 });
+      expect(byAgent[0]).toMatchObject({ key: 'agt_a1', requests: 3, errors: 1, prompt_tokens: 60, completion_tokens: 4 });
+      expect(byAgent.map((r) => r.errors)).toEqual([1, 0, 1]);
       expect(byAgent[0]!.cost).toBeCloseTo(0.4, 10);
 
       const byTenant = await store.usage({ group_by: 'tenant', ...range });
       expect(byTenant).toEqual([
-        { key: tA, requests: 4, prompt_tokens: 100, completion_tokens: 8, cost: expect.closeTo(0.8, 10) },
-        { key: tB, requests: 2, prompt_tokens: 110, completion_tokens: 11, cost: expect.closeTo(1.1, 10) },
+        { key: tA, requests: 4, errors: 1, prompt_tokens: 100, completion_tokens: 8, cost: expect.closeTo(0.8, 10) },
+        { key: tB, requests: 2, errors: 1, prompt_tokens: 110, completion_tokens: 11, cost: expect.closeTo(1.1, 10) },
       ]);
 
       const byModel = await store.usage({ group_by: 'model', ...range, tenant_id: tA });
-      expect(byModel.map((r) => [r.key, r.requests])).toEqual([
-        ['', 1],
-        ['anthropic/claude-sonnet-4-5', 1],
-        ['openai/gpt-4o-mini', 2],
+      expect(byModel.map((r) => [r.key, r.requests, r.errors])).toEqual([
+        ['', 1, 1],
+        ['anthropic/claude-sonnet-4-5', 1, 0],
+        ['openai/gpt-4o-mini', 2, 0],
       ]);
 
       const byDay = await store.usage({ group_by: 'day', ...range });
-      expect(byDay.map((r) => [r.key, r.requests])).toEqual([
-        ['2030-03-10', 4],
-        ['2030-03-11', 2],
+      expect(byDay.map((r) => [r.key, r.requests, r.errors])).toEqual([
+        ['2030-03-10', 4, 1],
+        ['2030-03-11', 2, 1],
       ]);
 
       // The same instants written with an offset and without milliseconds.
@@ -578,8 +580,70 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       expect((await store.spendSince('2030-03-10T11:00:05+01:00')).find((r) => r.agent_id === 'agt_a1')?.cost).toBeCloseTo(0.3, 10);
 
       const window = await store.usage({ group_by: 'tenant', from: at(5), to: at(30) });
-      expect(window).toEqual([{ key: tA, requests: 2, prompt_tokens: 50, completion_tokens: 3, cost: expect.closeTo(0.3, 10) }]);
+      expect(window).toEqual([{ key: tA, requests: 2, errors: 1, prompt_tokens: 50, completion_tokens: 3, cost: expect.closeTo(0.3, 10) }]);
       expect(await store.usage({ group_by: 'agent', tenant_id: 'nobody' })).toEqual([]);
+    });
+
+    test('usage grouped by tool and by hour; errors count what a trace summary counts', async () => {
+      // Before T0 and of a tenant of its own: the other tests' windows and totals do not see it.
+      const tT = 'ut';
+      const h = (iso: string) => `2029-07-04T${iso}Z`;
+      const mcp = { endpoint: 'mcp', model: null, provider: null, prompt_tokens: 0, completion_tokens: 0, cost: 0 };
+      const rows = [
+        usageRecord({ trace_id: 'tool-trace', tenant_id: tT, agent_id: 'agt_t', started_at: h('13:05:00.000'), ...mcp, tool: 'files/read' }),
+        usageRecord({ trace_id: 'tool-trace', tenant_id: tT, agent_id: 'agt_t', started_at: h('13:59:59.999'), ...mcp, tool: 'files/read', status: 'error', http_status: 502, error_code: 'upstream_unavailable' }),
+        usageRecord({ trace_id: 'tool-trace', tenant_id: tT, agent_id: 'agt_t', started_at: h('14:00:00.000'), ...mcp, tool: 'search/web', status: 'blocked', http_status: 403, error_code: 'tool_not_allowed' }),
+        usageRecord({ trace_id: 'tool-trace', tenant_id: tT, agent_id: 'agt_t', started_at: h('14:30:00.000'), cost: 0.25 }),
+        usageRecord({ trace_id: 'tool-trace', tenant_id: tT, agent_id: 'agt_t', started_at: h('23:59:59.999'), tool: null, status: 'error', http_status: 500, error_code: 'internal_error' }),
+        usageRecord({ trace_id: 'tool-trace-2', tenant_id: tT, agent_id: 'agt_t', started_at: '2029-07-05T00:00:00.000Z' }),
+      ];
+      // A model step written by an earlier release has no tool at all.
+      const { tool: _none, ...older } = usageRecord({ trace_id: 'tool-trace-2', tenant_id: tT, agent_id: 'agt_t', started_at: '2029-07-05T00:10:00.000Z' });
+      await store.insertUsage([...rows, older as UsageRecord]);
+
+      const byTool = await store.usage({ group_by: 'tool', tenant_id: tT });
+      expect(byTool).toEqual([
+        { key: 'files/read', requests: 2, errors: 1, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
+        { key: 'search/web', requests: 1, errors: 1, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
+      ]);
+      expect(await store.usage({ group_by: 'tool', tenant_id: tT, from: h('14:00:00.000') })).toMatchObject([{ key: 'search/web', requests: 1 }]);
+      expect(await store.usage({ group_by: 'tool', tenant_id: tT, from: h('14:00:01.000') })).toEqual([]);
+
+      const byHour = await store.usage({ group_by: 'hour', tenant_id: tT });
+      expect(byHour.map((r) => [r.key, r.requests, r.errors])).toEqual([
+        ['2029-07-04T13:00:00Z', 2, 1],
+        ['2029-07-04T14:00:00Z', 2, 1],
+        ['2029-07-04T23:00:00Z', 1, 1],
+        ['2029-07-05T00:00:00Z', 2, 0],
+      ]);
+      expect(byHour[1]).toMatchObject({ prompt_tokens: 10, completion_tokens: 5, cost: 0.25 });
+      // Each key is an RFC 3339 UTC instant: the start of its hour, which the hour's rows fall in.
+      for (const r of byHour) expect(new Date(r.key).toISOString().replace('.000Z', 'Z')).toBe(r.key);
+      // The same buckets as by day, finer: a day's hours add up to the day.
+      const byDay = await store.usage({ group_by: 'day', tenant_id: tT });
+      expect(byDay.map((r) => [r.key, r.requests, r.errors])).toEqual([
+        ['2029-07-04', 5, 3],
+        ['2029-07-05', 2, 0],
+      ]);
+      for (const d of byDay) {
+        const hours = byHour.filter((r) => r.key.startsWith(`${d.key}T`));
+        expect([hours.reduce((a, r) => a + r.requests, 0), hours.reduce((a, r) => a + r.errors, 0)]).toEqual([d.requests, d.errors]);
+      }
+      // Bounds given with an offset select the same instants; `to` stays exclusive.
+      expect((await store.usage({ group_by: 'hour', tenant_id: tT, from: '2029-07-04T15:30:00+02:00', to: h('14:00:00.000') })).map((r) => [r.key, r.requests])).toEqual([
+        ['2029-07-04T13:00:00Z', 1],
+      ]);
+
+      // errors is the trace summary's error_count, grouped otherwise.
+      const traces = (await store.listTraces({ limit: 50, tenant_id: tT })).data;
+      const byTenant = await store.usage({ group_by: 'tenant', tenant_id: tT });
+      expect(byTenant).toMatchObject([{ key: tT, requests: 7, errors: 3 }]);
+      expect(traces.reduce((a, t) => a + t.error_count, 0)).toBe(byTenant[0]!.errors);
+      expect((await store.usage({ group_by: 'agent', tenant_id: tT })).map((r) => r.errors)).toEqual([3]);
+      expect((await store.usage({ group_by: 'model', tenant_id: tT })).map((r) => [r.key, r.requests, r.errors])).toEqual([
+        ['', 3, 2],
+        ['openai/gpt-4o-mini', 4, 1],
+      ]);
     });
 
     test('two tenants using the same trace id get separate traces', async () => {

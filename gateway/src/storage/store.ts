@@ -89,7 +89,7 @@ export interface TraceFilter {
   cursor?: string;
 }
 export interface UsageFilter {
-  group_by: 'agent' | 'tenant' | 'model' | 'day';
+  group_by: 'agent' | 'tenant' | 'model' | 'tool' | 'day' | 'hour';
   from?: string;
   to?: string;
   tenant_id?: string;
