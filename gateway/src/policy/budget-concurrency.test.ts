@@ -29,6 +29,8 @@ async function fire(baseUrls: string[], key: string): Promise<Map<number, number
       }).then(async (r) => {
         const body = await r.json();
         if (r.status === 429) expect((body as ErrorBody).error.code).toMatch(/^(daily|monthly)_budget_exceeded$/);
+        // A node too loaded to hear from Redis within its command timeout fails closed: a refusal, never an overspend.
+        if (r.status === 503) expect((body as ErrorBody).error.code).toBe('store_unavailable');
         return r.status;
       }),
     ),
@@ -39,11 +41,13 @@ async function fire(baseUrls: string[], key: string): Promise<Map<number, number
 }
 
 function checkOutcome(counts: Map<number, number>, spent: number, label: string) {
-  console.log(`${label}: ${counts.get(200)} answered 200, ${counts.get(429)} answered 429, spent $${spent.toFixed(10)} of $${BUDGET}`);
-  expect([...counts.keys()].sort()).toEqual([200, 429]);
-  expect(counts.get(200)! + counts.get(429)!).toBe(TOTAL);
+  const refused = (counts.get(429) ?? 0) + (counts.get(503) ?? 0);
+  console.log(`${label}: ${counts.get(200)} answered 200, ${counts.get(429)} answered 429, ${counts.get(503) ?? 0} answered 503, spent $${spent.toFixed(10)} of $${BUDGET}`);
+  for (const status of counts.keys()) expect([200, 429, 503]).toContain(status);
+  expect(counts.get(429)).toBeGreaterThan(0);
+  expect(counts.get(200)! + refused).toBe(TOTAL);
   expect(counts.get(200)!).toBeGreaterThanOrEqual(10);
-  expect(counts.get(429)!).toBeGreaterThanOrEqual(TOTAL - 60);
+  expect(refused).toBeGreaterThanOrEqual(TOTAL - 60);
   expect(spent).toBeGreaterThan(0);
   expect(spent).toBeLessThanOrEqual(BUDGET + 1e-12);
 }
