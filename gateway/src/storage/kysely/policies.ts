@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely';
+import { DEFAULT_RULES, type Policy } from '../../contract/index.js';
+import type { Database } from '../schema.js';
+import { isUniqueViolation } from '../store-errors.js';
+import type { PageQuery, PolicyFields } from '../store.js';
+import { deleteChecked, now, pageOf } from './common.js';
+
+function toPolicy(r: Database['policies']): Policy {
+  return {
+    id: r.id,
+    tenant_id: r.tenant_id,
+    monthly_budget: r.monthly_budget === null ? null : Number(r.monthly_budget),
+    daily_budget: r.daily_budget === null ? null : Number(r.daily_budget),
+    allowed_models: r.allowed_models === null ? null : JSON.parse(r.allowed_models),
+    allowed_tools: r.allowed_tools == null ? null : JSON.parse(r.allowed_tools),
+    // Rules added by a later release read as their defaults in policies stored before it.
+    rules: { ...DEFAULT_RULES, ...JSON.parse(r.rules) },
+    labels: JSON.parse(r.labels),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export async function getPolicy(db: Kysely<Database>, id: string) {
+  const r = await db.selectFrom('policies').selectAll().where('id', '=', id).executeTakeFirst();
+  return r && toPolicy(r);
+}
+export async function putPolicy(db: Kysely<Database>, id: string, f: PolicyFields): Promise<{ policy: Policy; created: boolean }> {
+  const ts = now();
+  const cols = {
+    tenant_id: f.tenant_id,
+    monthly_budget: f.monthly_budget,
+    daily_budget: f.daily_budget,
+    allowed_models: f.allowed_models === null ? null : JSON.stringify(f.allowed_models),
+    allowed_tools: f.allowed_tools == null ? null : JSON.stringify(f.allowed_tools),
+    rules: JSON.stringify(f.rules),
+    labels: JSON.stringify(f.labels),
+    updated_at: ts,
+  };
+  const updated = await db.updateTable('policies').set(cols).where('id', '=', id).executeTakeFirst();
+  if (Number(updated.numUpdatedRows) > 0) return { policy: (await getPolicy(db, id))!, created: false };
+  try {
+    await db.insertInto('policies').values({ id, ...cols, created_at: ts }).execute();
+    return { policy: (await getPolicy(db, id))!, created: true };
+  } catch (e) {
+    // A concurrent PUT created it first: PUT is idempotent, so update instead.
+    if (!isUniqueViolation(e)) throw e;
+    await db.updateTable('policies').set(cols).where('id', '=', id).execute();
+    return { policy: (await getPolicy(db, id))!, created: false };
+  }
+}
+export function listPolicies(db: Kysely<Database>, q: PageQuery & { tenant_id?: string }) {
+  return pageOf(db, 'policies', q, toPolicy, true);
+}
+export async function deletePolicy(db: Kysely<Database>, id: string): Promise<'deleted' | 'missing' | 'in_use'> {
+  return deleteChecked(() => db.transaction().execute(async (tx) => {
+    const p = await tx.selectFrom('policies').select('id').where('id', '=', id).executeTakeFirst();
+    if (!p) return 'missing';
+    const a = await tx.selectFrom('agents').select('id').where('policy_id', '=', id).limit(1).executeTakeFirst();
+    if (a) return 'in_use';
+    await tx.deleteFrom('policies').where('id', '=', id).execute();
+    return 'deleted' as const;
+  }), 'in_use');
+}
+export async function allPolicies(db: Kysely<Database>) {
+  return (await db.selectFrom('policies').selectAll().execute()).map(toPolicy);
+}
