@@ -124,7 +124,7 @@ describe.sequential('traces, usage and admin keys against a real server', () => 
   it('usage: requests, tokens and cost per agent (by name; JSON keeps the id), model and day', async () => {
     const byAgent = JSON.parse((await cli('usage', '--json', '--tenant', 'obs')).stdout) as UsageRow[];
     expect(byAgent).toEqual([
-      { key: agentId, requests: 3, prompt_tokens: trace.prompt_tokens, completion_tokens: trace.completion_tokens, cost: trace.cost },
+      { key: agentId, requests: 3, errors: 1, prompt_tokens: trace.prompt_tokens, completion_tokens: trace.completion_tokens, cost: trace.cost },
     ]);
     const table = await cli('usage', '--tenant', 'obs');
     expect(table.stdout.split('\n')[0]).toMatch(/^AGENT\s+REQUESTS\s+PROMPT\s+COMPLETION\s+COST$/);
