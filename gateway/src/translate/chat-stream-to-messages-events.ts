@@ -1,5 +1,5 @@
 // OpenAI chat.completion.chunk SSE frames -> Anthropic Messages SSE events, for a streamed answer from a chat upstream.
-import { AgentgwError } from '../contract/errors.js';
+import { chatChunkOfFrame } from './chat-chunk-frame.js';
 import type { OpenAIChatCompletionChunk, OpenAIToolCallDelta } from '../providers/openai-format.js';
 import type { Usage } from '../providers/spec.js';
 import { mapChatFinishToStopReason } from './map-chat-finish-to-stop-reason.js';
@@ -125,25 +125,8 @@ export class MessagesStreamEncoder {
 
   /** The frame at buf[from, end): its data lines, one chunk. */
   private frame(buf: string, from: number, end: number): void {
-    let data = '';
-    let lines = 0;
-    while (from < end) {
-      let eol = buf.indexOf('\n', from);
-      if (eol === -1 || eol > end) eol = end;
-      if (buf.startsWith('data:', from)) {
-        const at = buf.charCodeAt(from + 5) === 32 ? from + 6 : from + 5;
-        data = lines++ === 0 ? buf.slice(at, eol) : `${data}\n${buf.slice(at, eol)}`;
-      }
-      from = eol + 1;
-    }
-    if (lines === 0 || data === '[DONE]') return;
-    let chunk: OpenAIChatCompletionChunk;
-    try {
-      chunk = JSON.parse(data) as OpenAIChatCompletionChunk;
-    } catch {
-      throw new AgentgwError('upstream_bad_response', 'The upstream sent a stream chunk that is not valid JSON.');
-    }
-    this.chunk(chunk);
+    const chunk = chatChunkOfFrame(buf, from, end);
+    if (chunk) this.chunk(chunk);
   }
 
   private chunk(chunk: OpenAIChatCompletionChunk): void {
