@@ -175,7 +175,9 @@ async function main() {
     const agentKey = await provisionAgent(gateway.url, ADMIN_KEY, { policyId: 'bench-agent-sized', policy: AGENT_POLICY, name: 'bench-agent-sized' });
     const agentTargets = targets.filter((t) => t.name !== 'direct').map((t) => (t.name === 'gateway' ? { ...t, apiKey: agentKey } : t));
     results.agent = {};
-    const workloads = agentWorkloads();
+    const only = (process.env.BENCH_AGENT_WORKLOADS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const workloads = agentWorkloads().filter((w) => only.length === 0 || only.includes(w.name));
+    if (workloads.length === 0) throw new Error(`BENCH_AGENT_WORKLOADS names no workload: ${only.join(', ')}`);
     for (const t of agentTargets) await proveAgentAnswers(t.url, t.apiKey, workloads);
     for (const w of workloads) {
       const workload = { path: w.path, headers: w.headers, body: w.body };

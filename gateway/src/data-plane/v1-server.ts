@@ -16,7 +16,8 @@ import { messages } from './dialects/messages/messages.js';
 import { models } from './models.js';
 import { responses } from './dialects/responses/responses.js';
 import { deleteResponse, getResponse, listInputItems } from './dialects/responses/stored-responses.js';
-import { type Exchange, parseJsonBody, sendJson } from './exchange.js';
+import { type Exchange, sendJson } from './exchange.js';
+import { parseReceivedJson } from '../json/parse-received.js';
 import type { RequestContext } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
@@ -304,11 +305,11 @@ export class V1Server {
     req.on('data', onData);
     req.on('end', () => {
       if (failed) return;
-      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       let body: unknown;
       try {
-        if (text.length === 0) throw new SyntaxError('empty body');
-        body = parseJsonBody(text);
+        if (bytes.length === 0) throw new SyntaxError('empty body');
+        body = parseReceivedJson(bytes);
       } catch {
         this.fail(ex.ctx, ex.ctx, res, new AgentgwError('invalid_json', 'The request body is not valid JSON: send one JSON object with Content-Type: application/json.'));
         return;

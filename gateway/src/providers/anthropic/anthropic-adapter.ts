@@ -1,4 +1,5 @@
 // Anthropic Messages API: x-api-key and anthropic-version headers, OpenAI requests translated both ways.
+import { withMembers } from '../../json/received-json.js';
 import { AgentgwError } from '../../contract/errors.js';
 import type { AnthropicProviderConfig } from '../config.js';
 import type { OpenAIChatRequest, OpenAIFinishReason } from '../openai-format.js';
@@ -93,7 +94,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   private native(ctx: MessagesCallContext, path: string, body: Record<string, unknown>) {
     if (!this.configured) throw new AgentgwError('upstream_bad_response', `Provider "${this.name}" has no api_key configured; set it in the gateway configuration.`);
     // The client's body as sent, with the upstream's model id.
-    return { path: path + ctx.query, headers: { ...this.headers, ...ctx.clientHeaders }, body: JSON.stringify({ ...body, model: ctx.model }), signal: ctx.signal };
+    return { path: path + ctx.query, headers: { ...this.headers, ...ctx.clientHeaders }, body: withMembers(body, { model: ctx.model }), signal: ctx.signal };
   }
 
   async embeddings(): Promise<EmbeddingsResult> {

@@ -25,6 +25,7 @@ import type {
   ResponsesStream,
   Usage,
 } from '../spec.js';
+import { withMembers } from '../../json/received-json.js';
 import { OpenAIResponsesFrames, responsesDeltaText, responsesFailure } from './openai-responses-frames.js';
 import { responsesUsage } from './openai-responses-usage.js';
 import { OpenAIFrameTranslator, openAIChunkText } from './openai-stream-frames.js';
@@ -77,7 +78,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     const { value: json, text } = await client.sendJsonText<OpenAIChatCompletion>({
       path: route.chatPath(ctx.model),
       headers: route.headers,
-      body: JSON.stringify(withoutStreamFields(body, ctx.model)),
+      body: withMembers(body, { model: ctx.model, stream: undefined, stream_options: undefined }),
       signal: ctx.signal,
     });
     if (!Array.isArray(json.choices)) throw badUpstreamResponse(client.identity, 'answered without a choices array.');
@@ -98,7 +99,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
       {
         path: route.chatPath(ctx.model),
         headers: route.headers,
-        body: JSON.stringify({ ...body, model: ctx.model, stream: true, stream_options: streamOptions }),
+        body: withMembers(body, { model: ctx.model, stream: true, stream_options: streamOptions }),
         signal: ctx.signal,
       },
       { meter, translator: new OpenAIFrameTranslator(client.identity, meter, includeUsage) },
@@ -111,7 +112,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     const { value: json, text } = await client.sendJsonText<OpenAIEmbeddingsResponse>({
       path: route.embeddingsPath(ctx.model),
       headers: route.headers,
-      body: JSON.stringify({ ...body, model: ctx.model }),
+      body: withMembers(body, { model: ctx.model }),
       signal: ctx.signal,
     });
     if (!Array.isArray(json.data)) throw badUpstreamResponse(client.identity, 'answered without a data array.');
@@ -124,7 +125,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
 
   private async createResponse(ctx: ResponsesCallContext, body: Record<string, unknown>): Promise<ResponsesResult> {
     const { client } = this.options;
-    const request = this.responsesRequest(ctx, JSON.stringify(withoutStreamFields(body, this.responsesModel(ctx.model))));
+    const request = this.responsesRequest(ctx, withMembers(body, { model: this.responsesModel(ctx.model), stream: undefined, stream_options: undefined }));
     const { value, text } = await client.sendJsonText<Record<string, unknown>>(request);
     if (!Array.isArray(value.output)) throw badUpstreamResponse(client.identity, 'answered without an output array.');
     // A failed response is no answer: rejecting lets the caller fall back, as for a 5xx.
@@ -135,14 +136,14 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
   private async streamResponse(ctx: ResponsesCallContext, body: Record<string, unknown>): Promise<ResponsesStream> {
     const { client } = this.options;
     // The client's fields in their order, the upstream's model name in its place.
-    const request = this.responsesRequest(ctx, JSON.stringify({ ...body, model: this.responsesModel(ctx.model), stream: true }));
+    const request = this.responsesRequest(ctx, withMembers(body, { model: this.responsesModel(ctx.model), stream: true }));
     const meter = new StreamMeter(ctx.estimatePromptTokens, responsesDeltaText);
     const translator = new OpenAIResponsesFrames(client.identity, meter);
     const stream = await client.openFrames(request, { meter, translator });
     return Object.assign(stream, { finalResponse: () => translator.finalResponse() });
   }
 
-  private responsesRequest(ctx: ResponsesCallContext, body: string): UpstreamRequest {
+  private responsesRequest(ctx: ResponsesCallContext, body: string | Buffer): UpstreamRequest {
     this.requireCredentials();
     const { route } = this.options;
     return { path: route.responsesPath!(ctx.model), headers: route.headers, body, signal: ctx.signal };
@@ -172,11 +173,3 @@ function estimateChatUsage(body: OpenAIChatRequest, completion: OpenAIChatComple
   return { prompt_tokens: estimatePromptTokens(body), completion_tokens: countTokens(text), estimated: true };
 }
 
-/** The body for a non-streamed upstream call: the client's fields in their order, the upstream's model name, no stream fields. */
-function withoutStreamFields(body: object, model: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(body)) if (k !== 'stream' && k !== 'stream_options') out[k] = (body as Record<string, unknown>)[k];
-  // Replaces the client's model name in its place.
-  out.model = model;
-  return out;
-}

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import secureJson from 'secure-json-parse';
 import { describe, expect, it } from 'vitest';
-import { parseJsonBody } from './exchange.js';
+import { parseReceivedJson } from './parse-received.js';
+
+const parseJsonBody = (text: string) => parseReceivedJson(Buffer.from(text));
 
 const guarded = (text: string) => secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
 const outcome = (f: () => unknown) => {
