@@ -69,10 +69,18 @@ function isImagePart(o: Record<string, unknown>): boolean {
   return (typeof o.type === 'string' && IMAGE_PART_TYPES.has(o.type)) || (o.type === undefined && 'image_url' in o);
 }
 
-interface Tally {
+/** What a part of a prompt counts towards the bound: bytes of its strings, the strings, the images. */
+export interface Tally {
   bytes: number;
   strings: number;
   images: number;
+}
+
+/** The tally of one message (any JSON value): what the bound counts of it besides the per-message overhead. */
+export function tallyOf(message: unknown): Tally {
+  const t: Tally = { bytes: 0, strings: 0, images: 0 };
+  tallyBytes(message, t);
+  return t;
 }
 
 /** Adds the bytes of every string inside `value`; image parts count as images, whatever their URL or data. */
@@ -96,22 +104,43 @@ function tallyBytes(value: unknown, t: Tally, depth = 0): void {
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 
+/** The bytes the bound counts for a tool list (its JSON text). */
+export const toolsBytes = (tools: readonly unknown[]) => jsonBytes(tools);
+
+/** Parts of the bound computed elsewhere (looked up for a conversation already seen): the same numbers, fresh or not. */
+export interface BoundParts {
+  /** One tally per message of `messages`, in order (see tallyOf). */
+  tallies?: readonly Tally[];
+  /** toolsBytes(tools) when the request has tools and no legacy functions. */
+  toolsBytes?: number;
+}
+
 /**
  * A number of prompt tokens no upstream tokenizer can exceed for this request (see the note at the top of this file).
  * `imageTokens` overrides the per-image worst case (default: imageTokensUpperBound(body.model)).
  * File parts (PDFs) count their data bytes, a best effort: a compressed document's bytes do not bound its text.
  */
-export function promptTokensUpperBound(body: PromptRequest, options: { imageTokens?: number } = {}): number {
+export function promptTokensUpperBound(body: PromptRequest, options: { imageTokens?: number } & BoundParts = {}): number {
   const t: Tally = { bytes: 0, strings: 0, images: 0 };
   let overhead = REQUEST_OVERHEAD_TOKENS;
-  for (const message of body.messages ?? []) {
+  const messages = body.messages ?? [];
+  const tallies = options.tallies;
+  for (let i = 0; i < messages.length; i++) {
     overhead += PER_MESSAGE_OVERHEAD_TOKENS;
-    tallyBytes(message, t);
+    const known = tallies?.[i];
+    if (known === undefined) {
+      tallyBytes(messages[i], t);
+    } else {
+      t.bytes += known.bytes;
+      t.strings += known.strings;
+      t.images += known.images;
+    }
   }
-  const tools = [...(body.tools ?? []), ...(body.functions ?? [])];
+  const functions = body.functions ?? [];
+  const tools = functions.length === 0 ? (body.tools ?? []) : [...(body.tools ?? []), ...functions];
   if (tools.length > 0) {
     overhead += TOOLS_OVERHEAD_TOKENS + PER_TOOL_OVERHEAD_TOKENS * tools.length;
-    t.bytes += jsonBytes(tools);
+    t.bytes += functions.length === 0 && options.toolsBytes !== undefined ? options.toolsBytes : jsonBytes(tools);
   }
   if (body.response_format !== undefined && body.response_format !== null) t.bytes += jsonBytes(body.response_format);
   overhead += embeddingsInputBound(body.input);

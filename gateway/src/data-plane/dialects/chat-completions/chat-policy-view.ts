@@ -2,15 +2,16 @@
 import { type PromptRequest, promptTokensUpperBound, requestedMaxOutputTokens } from '../../../accounting/tokens.js';
 import { visitRequestTexts } from '../../../policy/pii/request-texts.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
+import { boundParts, retryPart } from '../../../policy/part-facts.js';
 
 export const chatPolicyView: PolicyView = {
   endpoint: 'chat.completions',
   producesOutput: true,
   visitTexts: visitRequestTexts,
-  promptTokensUpperBound: (body) => promptTokensUpperBound(body as PromptRequest),
+  promptTokensUpperBound: (body) => promptTokensUpperBound(body as PromptRequest, boundParts(body, 'messages')),
   requestedMaxOutputTokens: (body) => requestedMaxOutputTokens(body as PromptRequest),
   answers: (body) => (typeof body.n === 'number' && body.n > 1 ? body.n : 1),
-  retrySubject: (body) => [body.model, body.messages ?? null],
+  retrySubject: (body) => [body.model, retryPart(body, 'messages')],
   withMaxOutputTokens(body, maxTokens) {
     // The current field, unless the client wrote the older one only (servers that predate max_completion_tokens).
     const field = body.max_tokens != null && body.max_completion_tokens == null ? 'max_tokens' : 'max_completion_tokens';

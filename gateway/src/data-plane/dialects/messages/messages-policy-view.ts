@@ -3,6 +3,7 @@ import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/
 import type { PiiPart } from '../../../contract/index.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitField, visitStrings } from '../../../policy/pii/request-texts.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
+import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 
 type Json = Record<string, unknown>;
 
@@ -57,12 +58,13 @@ export const messagesPolicyView: PolicyView = {
     const messages = Array.isArray(body.messages) ? body.messages : [];
     // The system prompt counts as one more message.
     const all = body.system === undefined ? messages : [{ content: body.system }, ...messages];
-    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] });
+    const parts = boundParts(body, 'messages', body.system === undefined ? undefined : all[0]);
+    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] }, parts);
   },
   // max_tokens is required, and holds the thinking budget.
   requestedMaxOutputTokens: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),
   answers: () => 1,
-  retrySubject: (body) => [body.model, body.system ?? null, body.messages ?? null],
+  retrySubject: (body) => [body.model, retryMember(body, 'system'), retryPart(body, 'messages')],
   withMaxOutputTokens(body, maxTokens) {
     const thinking = body.thinking;
     if (isObject(thinking) && thinking.type === 'enabled' && typeof thinking.budget_tokens === 'number' && thinking.budget_tokens >= maxTokens) {

@@ -48,7 +48,10 @@ export function chatRequestFor(t: PricedTarget, body: MessagesRequest) {
 
 export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, query: string): Promise<void> {
   const ctx = ex.ctx;
-  const body = parseBody(MessagesRequest, rawBody);
+  parseBody(MessagesRequest, rawBody);
+  // Validated, then used as received: the schema has no defaults or transforms, and its output would be a copy (one
+  // whose bytes are unknown, so the body could not go upstream as received).
+  const body = rawBody as MessagesRequest;
   ctx.stream = body.stream === true;
   const a = await admit(dp, ctx, body, messagesPolicyView);
   const abort = new ClientAbort(ex.res);

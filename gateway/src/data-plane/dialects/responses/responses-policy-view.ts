@@ -3,6 +3,7 @@ import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/
 import type { PiiPart } from '../../../contract/index.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitContent, visitField, visitStrings } from '../../../policy/pii/request-texts.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
+import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 
 type Json = Record<string, unknown>;
 
@@ -78,11 +79,12 @@ export const responsesPolicyView: PolicyView = {
     const items: unknown[] = typeof input === 'string' ? [{ content: input }] : Array.isArray(input) ? input : [];
     // The instructions count as one more message.
     const all = typeof body.instructions === 'string' ? [{ content: body.instructions }, ...items] : items;
-    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format });
+    const parts = Array.isArray(input) ? boundParts(body, 'input', all === items ? undefined : all[0]) : {};
+    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format }, parts);
   },
   // max_output_tokens holds the reasoning tokens too.
   requestedMaxOutputTokens: (body) => (typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null),
   answers: () => 1,
-  retrySubject: (body) => [body.model, body.instructions ?? null, body.input ?? null],
+  retrySubject: (body) => [body.model, retryMember(body, 'instructions'), retryPart(body, 'input')],
   withMaxOutputTokens: (body, maxTokens) => ({ ...body, max_output_tokens: maxTokens }),
 };
