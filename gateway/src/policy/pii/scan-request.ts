@@ -1,4 +1,6 @@
-import type { PiiType } from '../../contract/policies.js';
+import { PII_TYPES, type PiiType } from '../../contract/policies.js';
+import { perElement } from '../../json/part-cache.js';
+import { receivedJsonOf } from '../../json/received-json.js';
 import { detectPii } from './detect-pii.js';
 import { detectPiiLabelled } from './detect-labelled.js';
 import { mapJsonStrings } from './json-text.js';
@@ -80,9 +82,23 @@ class CleanTexts {
 
 const cleanTexts = new CleanTexts();
 
+/** The top-level arrays of a body whose elements are scanned (and remembered) one by one: conversations and tools. */
+const PART_MEMBERS = ['messages', 'input', 'tools'] as const;
+
+const ids = new WeakMap<object, number>();
+let lastId = 0;
+const idOf = (o: object) => {
+  let id = ids.get(o);
+  if (id === undefined) ids.set(o, (id = ++lastId));
+  return id;
+};
+
 /**
  * The PII types found in the texts `walk` visits (a chat completions or embeddings body by default) in the parts of
- * `scope`, leaving out what `allow` allows, in the contract's order.
+ * `scope`, leaving out what `allow` allows, in the contract's order. For a body as received, each element of its
+ * conversation and tool list is scanned once, then looked up by its bytes (json/part-cache.ts): an agent's next step
+ * costs what it added. A walker reads an element alone (its role is in it), so a part scanned alone finds what the
+ * whole walk finds in it.
  */
 export function scanRequestPii(
   body: Record<string, unknown>,
@@ -92,6 +108,22 @@ export function scanRequestPii(
   allow: PiiAllow = ALLOW_NOTHING,
 ): PiiType[] {
   if (types.length === 0) return [];
+  if (receivedJsonOf(body) === undefined) return scanWhole(body, types, walk, scope, allow);
+  const fact = `pii ${idOf(walk)} ${idOf(types)} ${idOf(scope)} ${allow.key}`;
+  const seen = new Set<PiiType>();
+  let rest: Record<string, unknown> | null = null;
+  for (const member of PART_MEMBERS) {
+    if (!Array.isArray(body[member])) continue;
+    rest ??= { ...body };
+    delete rest[member];
+    const perPart = perElement(body, member, fact, (element) => scanWhole({ [member]: [element] }, types, walk, scope, allow));
+    for (const found of perPart) for (const t of found) seen.add(t);
+  }
+  for (const t of scanWhole(rest ?? body, types, walk, scope, allow)) seen.add(t);
+  return PII_TYPES.filter((t) => seen.has(t));
+}
+
+function scanWhole(body: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker, scope: PiiScope, allow: PiiAllow): PiiType[] {
   const found: PiiMatch[] = [];
   walk(body, (text, field) => {
     const kind = kindOf(field);
