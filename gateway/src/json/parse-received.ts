@@ -25,6 +25,8 @@ export function asciiJsonText(bytes: Buffer, latin1 = bytes.toString('latin1')):
   for (let m = NON_ASCII_RUN.exec(latin1); m !== null; m = NON_ASCII_RUN.exec(latin1)) {
     const start = m.index;
     const end = start + m[0].length;
+    // After a backslash, the run would read as an escaped backslash: not JSON, and left to the ordinary path to refuse.
+    if (start > 0 && latin1.charCodeAt(start - 1) === 0x5c) return null;
     // The run decoded on its own is what whole decoding makes of it (an ASCII byte ends every UTF-8 sequence, valid or not).
     const text = bytes.toString('utf8', start, end);
     let escaped = '';

@@ -210,14 +210,14 @@ export class ReceivedJson {
       first = false;
     };
     for (const [name, m] of members) {
-      if (!(name in edits)) {
+      if (!Object.hasOwn(edits, name)) {
         put(b.subarray(m.key.start, m.key.end), b.subarray(m.value.start, m.value.end));
         continue;
       }
       const v = edits[name];
       if (v !== undefined) put(b.subarray(m.key.start, m.key.end), Buffer.from(JSON.stringify(v)));
     }
-    for (const name in edits) {
+    for (const name of Object.keys(edits)) {
       const v = edits[name];
       if (!members.has(name) && v !== undefined) put(Buffer.from(JSON.stringify(name)), Buffer.from(JSON.stringify(v)));
     }

@@ -109,6 +109,7 @@ export function scanRequestPii(
 ): PiiType[] {
   if (types.length === 0) return [];
   if (receivedJsonOf(body) === undefined) return scanWhole(body, types, walk, scope, allow);
+  // A walker reads an element by the member it is in (a tool in `input` is no tool definition).
   const fact = `pii ${idOf(walk)} ${idOf(types)} ${idOf(scope)} ${allow.key}`;
   const seen = new Set<PiiType>();
   let rest: Record<string, unknown> | null = null;
@@ -116,7 +117,7 @@ export function scanRequestPii(
     if (!Array.isArray(body[member])) continue;
     rest ??= { ...body };
     delete rest[member];
-    const perPart = perElement(body, member, fact, (element) => scanWhole({ [member]: [element] }, types, walk, scope, allow));
+    const perPart = perElement(body, member, `${fact} ${member}`, (element) => scanWhole({ [member]: [element] }, types, walk, scope, allow));
     for (const found of perPart) for (const t of found) seen.add(t);
   }
   for (const t of scanWhole(rest ?? body, types, walk, scope, allow)) seen.add(t);
