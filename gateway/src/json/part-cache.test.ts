@@ -23,6 +23,9 @@ function ws(c: Choices): string {
   return out;
 }
 
+/** Makes a body large enough for its parts to be looked up. */
+const PADDING = 'p'.repeat(4096);
+
 /** JSON text of `v` with random whitespace between tokens (strings as JSON.stringify writes them). */
 function write(v: unknown, c: Choices): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
@@ -78,7 +81,8 @@ function bodies(r: { first: unknown[]; steps: Step[]; tools: unknown[] | undefin
   const out: Sent[] = [];
   const send = () => {
     const c = new Choices(choices);
-    const value: Json = { model: 'm', messages: conversation };
+    // Large enough for its parts to be looked up (smaller bodies are computed afresh).
+    const value: Json = { model: 'm', messages: conversation, padding: PADDING };
     if (r.tools !== undefined) value.tools = r.tools;
     const body = parseReceivedJson(Buffer.from(write(value, c))) as Json;
     const rj = receivedJsonOf(body)!;
@@ -164,7 +168,7 @@ describe('perElement and ofMember', () => {
     fc.assert(
       fc.property(fc.array(spelled, { maxLength: 8 }), (items) => {
         clearPartCache();
-        const body = parseReceivedJson(Buffer.from(`{"messages":[${items.map(([t]) => t).join(',')}]}`)) as Json;
+        const body = parseReceivedJson(Buffer.from(`{"messages":[${items.map(([t]) => t).join(',')}],"padding":"${PADDING}"}`)) as Json;
         expect(perElement(body, 'messages', 'canonical', canonical)).toEqual(items.map(([, v]) => canonical(v)));
       }),
       { numRuns: 100 },

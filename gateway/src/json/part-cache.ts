@@ -3,35 +3,34 @@
 // only what is new is computed. A fact is a function of the part's value alone, so a looked-up fact is the fresh one.
 import { receivedJsonOf } from './received-json.js';
 
-/** The most parts remembered (about 150 bytes each with their facts); the least recently used go first. */
+/** The most parts remembered (about 150 bytes each with their facts). */
 const MAX_PARTS = 65_536;
 
 type Facts = Record<string, unknown>;
 
+/**
+ * Two generations: parts go into the young one, a part found in the old one moves up, and when the young one is full it
+ * becomes the old one (the old one is dropped). Least recently used parts go first, in constant time per look-up.
+ */
 class PartCache {
-  private readonly parts = new Map<string, Facts>();
+  private young = new Map<string, Facts>();
+  private old = new Map<string, Facts>();
 
   facts(digest: string): Facts {
-    let facts = this.parts.get(digest);
-    if (facts !== undefined) {
-      // Most recently used last.
-      this.parts.delete(digest);
-    } else {
-      facts = {};
-      if (this.parts.size >= MAX_PARTS) {
-        let n = MAX_PARTS >> 4;
-        for (const k of this.parts.keys()) {
-          this.parts.delete(k);
-          if (--n === 0) break;
-        }
-      }
+    let facts = this.young.get(digest);
+    if (facts !== undefined) return facts;
+    facts = this.old.get(digest) ?? {};
+    if (this.young.size >= MAX_PARTS / 2) {
+      this.old = this.young;
+      this.young = new Map();
     }
-    this.parts.set(digest, facts);
+    this.young.set(digest, facts);
     return facts;
   }
 
   clear(): void {
-    this.parts.clear();
+    this.young.clear();
+    this.old.clear();
   }
 }
 
@@ -46,6 +45,23 @@ function factOf<V>(digest: string, fact: string, compute: () => V): V {
 }
 
 /**
+ * Bodies smaller than this are computed afresh: digesting and looking up their parts would cost about what computing
+ * does, and such a body is no long conversation sent again.
+ */
+const MIN_BODY_BYTES = 4_096;
+
+/** The body's bytes, when its parts are looked up (see perElement). */
+function cachedBody(body: Record<string, unknown>) {
+  const raw = receivedJsonOf(body);
+  return raw !== undefined && raw.bytes.length >= MIN_BODY_BYTES ? raw : undefined;
+}
+
+/** Whether perElement and ofMember look up the parts of `body` (it is the body as received, and a large one). */
+export function partsLookedUp(body: Record<string, unknown>): boolean {
+  return cachedBody(body) !== undefined;
+}
+
+/**
  * `compute` of each element of the top-level array `member` of `body`, looked up by the element's bytes when `body` is
  * the body as received; computed afresh otherwise (a copy a check edited, a body built by the gateway). `fact` names
  * what is computed, and must name the same function (with the same settings) everywhere.
@@ -53,14 +69,14 @@ function factOf<V>(digest: string, fact: string, compute: () => V): V {
 export function perElement<V>(body: Record<string, unknown>, member: string, fact: string, compute: (element: unknown) => V): V[] {
   const elements = body[member];
   if (!Array.isArray(elements)) return [];
-  const digests = receivedJsonOf(body)?.elementDigests(member);
+  const digests = cachedBody(body)?.elementDigests(member);
   if (!digests) return elements.map(compute);
   return elements.map((e, i) => factOf(digests[i]!, fact, () => compute(e)));
 }
 
 /** `compute` of the top-level member `member` of `body`, looked up by its bytes as perElement does. */
 export function ofMember<V>(body: Record<string, unknown>, member: string, fact: string, compute: (value: unknown) => V): V {
-  const digest = receivedJsonOf(body)?.memberDigest(member);
+  const digest = cachedBody(body)?.memberDigest(member);
   return digest ? factOf(digest, fact, () => compute(body[member])) : compute(body[member]);
 }
 

@@ -6,7 +6,7 @@ import { chatPolicyView } from '../data-plane/dialects/chat-completions/chat-pol
 import { messagesPolicyView } from '../data-plane/dialects/messages/messages-policy-view.js';
 import { responsesPolicyView } from '../data-plane/dialects/responses/responses-policy-view.js';
 import { parseReceivedJson } from '../json/parse-received.js';
-import { clearPartCache } from '../json/part-cache.js';
+import { clearPartCache, partsLookedUp } from '../json/part-cache.js';
 import { receivedJsonOf } from '../json/received-json.js';
 import { EVERY_PART, type PiiScope } from './pii/request-texts.js';
 import { redactRequestPii, scanRequestPii, type TextWalker } from './pii/scan-request.js';
@@ -172,8 +172,9 @@ function write(v: unknown, c: Choices): string {
 
 /** The body as the gateway receives it: parsed from its bytes, and so registered with them. */
 function receive(value: Json, c: Choices): Json {
-  const body = parseReceivedJson(Buffer.from(write(value, c))) as Json;
-  expect(receivedJsonOf(body)).toBeDefined();
+  // Padded to a size whose parts are looked up (smaller bodies are computed afresh).
+  const body = parseReceivedJson(Buffer.from(write({ ...value, padding: 'p'.repeat(4096) }, c))) as Json;
+  expect(partsLookedUp(body)).toBe(true);
   return body;
 }
 

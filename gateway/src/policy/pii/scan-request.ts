@@ -1,6 +1,5 @@
 import { PII_TYPES, type PiiType } from '../../contract/policies.js';
-import { perElement } from '../../json/part-cache.js';
-import { receivedJsonOf } from '../../json/received-json.js';
+import { partsLookedUp, perElement } from '../../json/part-cache.js';
 import { detectPii } from './detect-pii.js';
 import { detectPiiLabelled } from './detect-labelled.js';
 import { mapJsonStrings } from './json-text.js';
@@ -108,7 +107,7 @@ export function scanRequestPii(
   allow: PiiAllow = ALLOW_NOTHING,
 ): PiiType[] {
   if (types.length === 0) return [];
-  if (receivedJsonOf(body) === undefined) return scanWhole(body, types, walk, scope, allow);
+  if (!partsLookedUp(body)) return scanWhole(body, types, walk, scope, allow);
   // A walker reads an element by the member it is in (a tool in `input` is no tool definition).
   const fact = `pii ${idOf(walk)} ${idOf(types)} ${idOf(scope)} ${allow.key}`;
   const seen = new Set<PiiType>();
