@@ -38,6 +38,9 @@ export function asciiJsonText(bytes: Buffer, latin1 = bytes.toString('latin1')):
   return out + latin1.slice(last);
 }
 
+/** Bodies up to this size are parsed as text and not registered with their bytes. */
+const SMALL_BODY_BYTES = 2_048;
+
 /** What a `__proto__` or `constructor` key needs, plainly or with \u escapes (one scan instead of three). */
 const MAY_HOLD_PROTOTYPE_KEYS = /__proto__|constructor|\\u/;
 
@@ -47,6 +50,12 @@ const MAY_HOLD_PROTOTYPE_KEYS = /__proto__|constructor|\\u/;
  * guard's scans. An object body is registered with its bytes (see ReceivedJson).
  */
 export function parseReceivedJson(bytes: Buffer): unknown {
+  if (bytes.length < SMALL_BODY_BYTES) {
+    // Decoding is fast at this size, and serialising again costs less than splicing bytes: not registered.
+    const text = bytes.toString('utf8');
+    if (text.charCodeAt(0) !== 0xfeff && !text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u')) return JSON.parse(text);
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  }
   let value: unknown;
   const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   // One byte per character, and the same ASCII characters as the UTF-8 text.
