@@ -3,8 +3,11 @@
 // only what is new is computed. A fact is a function of the part's value alone, so a looked-up fact is the fresh one.
 import { receivedJsonOf } from './received-json.js';
 
-/** The most parts remembered (about 150 bytes each with their facts). */
-const MAX_PARTS = 65_536;
+/**
+ * The most parts remembered, about 200 bytes each with their facts (3 MB): the conversations of a few hundred agents in
+ * flight, and a bounded part of the gateway's memory.
+ */
+const MAX_PARTS = 16_384;
 
 type Facts = Record<string, unknown>;
 
