@@ -3,36 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { parseReceivedJson } from './parse-received.js';
 import { clearPartCache, ofMember, perElement } from './part-cache.js';
 import { receivedJsonOf } from './received-json.js';
+import { Choices, writeJson } from '../test-support/json-text.js';
 
 type Json = Record<string, unknown>;
 
-/** A deterministic source of choices, cycling through generated numbers. */
-class Choices {
-  private i = 0;
-  constructor(private readonly xs: readonly number[]) {}
-  next(n: number): number {
-    return this.xs.length === 0 ? 0 : this.xs[this.i++ % this.xs.length]! % n;
-  }
-}
-
-const WS = [' ', '\n', '\r', '\t'];
-function ws(c: Choices): string {
-  if (c.next(10) < 7) return '';
-  let out = '';
-  for (let n = 1 + c.next(3); n > 0; n--) out += WS[c.next(WS.length)];
-  return out;
-}
-
 /** Makes a body large enough for its parts to be looked up. */
 const PADDING = 'p'.repeat(4096);
-
-/** JSON text of `v` with random whitespace between tokens (strings as JSON.stringify writes them). */
-function write(v: unknown, c: Choices): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  const items = Array.isArray(v) ? v.map((x) => write(x, c)) : Object.entries(v).map(([k, x]) => JSON.stringify(k) + ws(c) + ':' + ws(c) + write(x, c));
-  const [open, close] = Array.isArray(v) ? ['[', ']'] : ['{', '}'];
-  return open + ws(c) + items.join(ws(c) + ',' + ws(c)) + ws(c) + close;
-}
 
 /** A canonical form of a JSON value (keys sorted): a function of the value alone, whatever its bytes. */
 function canonical(v: unknown): string {
@@ -84,7 +60,7 @@ function bodies(r: { first: unknown[]; steps: Step[]; tools: unknown[] | undefin
     // Large enough for its parts to be looked up (smaller bodies are computed afresh).
     const value: Json = { model: 'm', messages: conversation, padding: PADDING };
     if (r.tools !== undefined) value.tools = r.tools;
-    const body = parseReceivedJson(Buffer.from(write(value, c))) as Json;
+    const body = parseReceivedJson(Buffer.from(writeJson(value, c))) as Json;
     const rj = receivedJsonOf(body)!;
     expect(rj).toBeDefined();
     const spans = rj.elements('messages')!;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiJsonText, parseReceivedJson } from './parse-received.js';
+import { Choices, ws } from '../test-support/json-text.js';
 import { ReceivedJson, receivedJsonOf, type Span, withMembers } from './received-json.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -18,24 +19,7 @@ class Picks {
 }
 type Tree = null | boolean | number | string | Tree[] | Obj;
 
-/** A deterministic source of choices for the serialiser, cycling through generated numbers. */
-class Choices {
-  private i = 0;
-  constructor(private readonly xs: readonly number[]) {}
-  next(n: number): number {
-    return this.xs.length === 0 ? 0 : this.xs[this.i++ % this.xs.length]! % n;
-  }
-}
-
-const WS = [' ', '\n', '\r', '\t'];
 const SHORT: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-function ws(c: Choices): string {
-  if (c.next(10) < 6) return '';
-  let out = '';
-  for (let n = 1 + c.next(3); n > 0; n--) out += WS[c.next(WS.length)];
-  return out;
-}
 
 function writeString(s: string, c: Choices): string {
   let out = '"';

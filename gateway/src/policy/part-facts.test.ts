@@ -8,6 +8,7 @@ import { responsesPolicyView } from '../data-plane/dialects/responses/responses-
 import { parseReceivedJson } from '../json/parse-received.js';
 import { clearPartCache, partsLookedUp } from '../json/part-cache.js';
 import { receivedJsonOf } from '../json/received-json.js';
+import { Choices, writeJson } from '../test-support/json-text.js';
 import { EVERY_PART, type PiiScope } from './pii/request-texts.js';
 import { redactRequestPii, scanRequestPii, type TextWalker } from './pii/scan-request.js';
 import type { PolicyView } from './policy-view.js';
@@ -150,30 +151,10 @@ const DIALECTS: Dialect[] = [
 // Bodies as an agent sends them: random whitespace between tokens, step after step.
 // ---------------------------------------------------------------------------------------------------------------------
 
-class Choices {
-  private i = 0;
-  constructor(private readonly xs: readonly number[]) {}
-  next(n: number): number {
-    return this.xs.length === 0 ? 0 : this.xs[this.i++ % this.xs.length]! % n;
-  }
-}
-
-const WS = [' ', '\n', '\r', '\t', '  '];
-function ws(c: Choices): string {
-  return c.next(10) < 7 ? '' : WS[c.next(WS.length)]!;
-}
-
-function write(v: unknown, c: Choices): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  const items = Array.isArray(v) ? v.map((x) => write(x, c)) : Object.entries(v).map(([k, x]) => JSON.stringify(k) + ws(c) + ':' + ws(c) + write(x, c));
-  const [open, close] = Array.isArray(v) ? ['[', ']'] : ['{', '}'];
-  return open + ws(c) + items.join(ws(c) + ',' + ws(c)) + ws(c) + close;
-}
-
 /** The body as the gateway receives it: parsed from its bytes, and so registered with them. */
 function receive(value: Json, c: Choices): Json {
   // Padded to a size whose parts are looked up (smaller bodies are computed afresh).
-  const body = parseReceivedJson(Buffer.from(write({ ...value, padding: 'p'.repeat(4096) }, c))) as Json;
+  const body = parseReceivedJson(Buffer.from(writeJson({ ...value, padding: 'p'.repeat(4096) }, c))) as Json;
   expect(partsLookedUp(body)).toBe(true);
   return body;
 }
