@@ -87,7 +87,9 @@ function scanObject(b: Buffer, i: number): Map<string, Member> | null {
     if (b[i] !== QUOTE) return null;
     const keyEnd = skipString(b, i);
     if (keyEnd === -1) return null;
-    const name = b.indexOf(BACKSLASH, i + 1) === -1 || b.indexOf(BACKSLASH, i + 1) >= keyEnd ? b.toString('utf8', i + 1, keyEnd - 1) : (JSON.parse(b.toString('utf8', i, keyEnd)) as string);
+    // A key with escapes is decoded as JSON decodes it.
+    const escaped = b.subarray(i + 1, keyEnd - 1).includes(BACKSLASH);
+    const name = escaped ? (JSON.parse(b.toString('utf8', i, keyEnd)) as string) : b.toString('utf8', i + 1, keyEnd - 1);
     const colon = skipSpace(b, keyEnd);
     if (b[colon] !== COLON) return null;
     const start = skipSpace(b, colon + 1);
