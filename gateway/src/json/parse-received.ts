@@ -44,28 +44,24 @@ const SMALL_BODY_BYTES = 2_048;
 /** What a `__proto__` or `constructor` key needs, plainly or with \u escapes (one scan instead of three). */
 const MAY_HOLD_PROTOTYPE_KEYS = /__proto__|constructor|\\u/;
 
+/** JSON.parse with the guard: a `__proto__` or `constructor` key is a SyntaxError. */
+const guardedParse = (text: string): unknown => secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+
 /**
  * Parses a request body, refusing `__proto__` and `constructor` keys as the admin interface does. Such a key, written
- * plainly or with \u escapes, needs one of three byte strings; a body with none of them (nearly every body) skips the
- * guard's scans. An object body is registered with its bytes (see ReceivedJson).
+ * plainly or with \u escapes, needs one of three strings; a body with none of them (nearly every body) skips the
+ * guard's scans. An object body of SMALL_BODY_BYTES or more is registered with its bytes (see ReceivedJson).
  */
 export function parseReceivedJson(bytes: Buffer): unknown {
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   if (bytes.length < SMALL_BODY_BYTES) {
     // Decoding is fast at this size, and serialising again costs less than splicing bytes: not registered.
     const text = bytes.toString('utf8');
-    if (text.charCodeAt(0) !== 0xfeff && !text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u')) return JSON.parse(text);
-    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    return bom || MAY_HOLD_PROTOTYPE_KEYS.test(text) ? guardedParse(text) : JSON.parse(text);
   }
-  let value: unknown;
-  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   // One byte per character, and the same ASCII characters as the UTF-8 text.
   const latin1 = bytes.toString('latin1');
-  if (!bom && !MAY_HOLD_PROTOTYPE_KEYS.test(latin1)) {
-    const text = asciiJsonText(bytes, latin1);
-    value = JSON.parse(text ?? bytes.toString('utf8'));
-  } else {
-    value = secureJson.parse(bytes.toString('utf8'), undefined, { protoAction: 'error', constructorAction: 'error' });
-  }
+  const value = bom || MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(asciiJsonText(bytes, latin1) ?? bytes.toString('utf8'));
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) new ReceivedJson(bytes, value as Record<string, unknown>);
   return value;
 }
