@@ -5,16 +5,13 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { type TraceDetail, eventually } from '../test-support/admin-api.js';
-import { type Answer, type Dialect, dialects, send } from '../test-support/dialects.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
-import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
-import { type ScriptedAnthropic, startScriptedAnthropic, textReply } from '../test-support/scripted-anthropic.js';
-import { type ScriptedResponses, startScriptedResponses, textResponse } from '../test-support/scripted-responses.js';
+import { type Answer, type Dialect, send } from '../test-support/dialects.js';
+import { ANTHROPIC_MODEL, CHAT_ONLY_MODEL, type DialectGateway, OPENAI_MODEL, RESPONSES_MODEL, startDialectGateway } from '../test-support/dialect-gateway.js';
+import { type FakeOpenAI } from '../test-support/fake-openai.js';
+import { type TestGateway } from '../test-support/gateway.js';
+import { type ScriptedAnthropic } from '../test-support/scripted-anthropic.js';
+import { type ScriptedResponses } from '../test-support/scripted-responses.js';
 
-const OPENAI_MODEL = 'openai/gpt-4o-mini';
-const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-5';
-const CHAT_ONLY_MODEL = 'compat/gpt-4o-mini';
-const RESPONSES_MODEL = 'oairesp/gpt-4.1';
 
 let gw: TestGateway;
 let openai: FakeOpenAI;
@@ -24,38 +21,16 @@ let admin: ReturnType<typeof adminClient>;
 let table: Dialect[] = [];
 let n = 0;
 
+let harness: DialectGateway | undefined;
+
 beforeAll(async () => {
-  openai = await startFakeOpenAI();
-  anthropic = await startScriptedAnthropic(() => textReply('fine, thanks'));
-  responsesUpstream = await startScriptedResponses(() => textResponse('fine, thanks'));
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: { type: 'openai', base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
-        anthropic: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-upstream' },
-        compat: { type: 'openai-compatible', base_url: `${openai.url}/v1`, api_key: 'sk-compat-upstream' },
-        oairesp: { type: 'openai', base_url: responsesUpstream.url, api_key: 'sk-responses-upstream' },
-      },
-    },
-  });
-  admin = adminClient(gw.adminUrl, gw.adminKey);
+  harness = await startDialectGateway();
+  ({ gw, openai, anthropic, responsesUpstream, admin, table } = harness);
   await admin.tenant('acme');
   await admin.tenant('globex');
-  table = dialects({
-    openai,
-    anthropic,
-    openaiModel: OPENAI_MODEL,
-    anthropicModel: ANTHROPIC_MODEL,
-    chatOnlyModel: CHAT_ONLY_MODEL,
-    responses: responsesUpstream,
-    responsesModel: RESPONSES_MODEL,
-  });
 });
 afterAll(async () => {
-  await gw?.close();
-  await openai?.close();
-  await anthropic?.close();
-  await responsesUpstream?.close();
+  await harness?.close();
 });
 
 const DIALECTS = [

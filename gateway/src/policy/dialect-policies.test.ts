@@ -6,17 +6,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { RFC3339, type TraceDetail, expectSentence } from '../test-support/admin-api.js';
 import { type Answer, type Ask, type Dialect, dialects, expectedErrorType, send } from '../test-support/dialects.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
-import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
-import { type ScriptedAnthropic, startScriptedAnthropic, textReply } from '../test-support/scripted-anthropic.js';
-import { type ScriptedResponses, lastUserText, startScriptedResponses, textResponse } from '../test-support/scripted-responses.js';
+import { ANTHROPIC_MODEL, CHAT_ONLY_MODEL, type DialectGateway, OPENAI_MODEL, RESPONSES_MODEL, startDialectGateway } from '../test-support/dialect-gateway.js';
+import { type FakeOpenAI } from '../test-support/fake-openai.js';
+import { type TestGateway } from '../test-support/gateway.js';
+import { type ScriptedAnthropic } from '../test-support/scripted-anthropic.js';
+import { type ScriptedResponses, lastUserText, textResponse } from '../test-support/scripted-responses.js';
 
-const OPENAI_MODEL = 'openai/gpt-4o-mini';
-const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-5';
-/** The OpenAI-format upstream again, behind a provider without a Responses API: Responses requests are translated. */
-const CHAT_ONLY_MODEL = 'compat/gpt-4o-mini';
-/** A Responses upstream behind an `openai` provider: Responses requests go native. */
-const RESPONSES_MODEL = 'oairesp/gpt-4.1';
 /** The native Responses upstream answers this with an email address (for PII in a stored assistant turn). */
 const SAY_AN_EMAIL = 'say an email address';
 /** USD per million tokens. Output dominates, so an output limit that fits `usd` is about usd / OUTPUT_PRICE * 1e6. */
@@ -33,47 +28,22 @@ let admin: ReturnType<typeof adminClient>;
 let table: Dialect[] = [];
 let n = 0;
 
+let harness: DialectGateway | undefined;
+
 beforeAll(async () => {
-  openai = await startFakeOpenAI();
-  anthropic = await startScriptedAnthropic(() => textReply('fine, thanks'));
-  responsesUpstream = await startScriptedResponses((body) => textResponse(lastUserText(body).includes(SAY_AN_EMAIL) ? 'write to jane.doe@example.com' : 'fine, thanks'));
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: { type: 'openai', base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
-        anthropic: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-upstream' },
-        compat: { type: 'openai-compatible', base_url: `${openai.url}/v1`, api_key: 'sk-compat-upstream' },
-        oairesp: { type: 'openai', base_url: responsesUpstream.url, api_key: 'sk-responses-upstream' },
-      },
-      prices: {
-        [OPENAI_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
-        [ANTHROPIC_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
-        [CHAT_ONLY_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
-        [RESPONSES_MODEL]: { input: INPUT_PRICE, output: OUTPUT_PRICE },
-      },
-    },
+  harness = await startDialectGateway({
+    prices: { input: INPUT_PRICE, output: OUTPUT_PRICE },
+    responses: (body) => textResponse(lastUserText(body).includes(SAY_AN_EMAIL) ? 'write to jane.doe@example.com' : 'fine, thanks'),
   });
-  admin = adminClient(gw.adminUrl, gw.adminKey);
+  ({ gw, openai, anthropic, responsesUpstream, admin, table } = harness);
   await admin.tenant('acme');
   await admin.tenant('other');
   await admin.policy('foreign-policy', { tenant_id: 'other' });
   await admin.policy('global-allows-nothing', { allowed_models: [] });
   await admin.policy('global-allows-all', { allowed_models: ['openai/*', 'anthropic/*', 'compat/*', 'oairesp/*'] });
-  table = dialects({
-    openai,
-    anthropic,
-    openaiModel: OPENAI_MODEL,
-    anthropicModel: ANTHROPIC_MODEL,
-    chatOnlyModel: CHAT_ONLY_MODEL,
-    responses: responsesUpstream,
-    responsesModel: RESPONSES_MODEL,
-  });
 });
 afterAll(async () => {
-  await gw?.close();
-  await openai?.close();
-  await anthropic?.close();
-  await responsesUpstream?.close();
+  await harness?.close();
 });
 
 const DIALECTS = [

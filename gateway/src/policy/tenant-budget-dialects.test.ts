@@ -5,15 +5,12 @@ import { ERROR_CODES, type ErrorCode } from '../contract/index.js';
 import { adminClient } from '../test-support/admin.js';
 import { RFC3339, expectSentence } from '../test-support/admin-api.js';
 import { type Answer, type Ask, type Dialect, dialects, expectedErrorType, send } from '../test-support/dialects.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../test-support/fake-openai.js';
-import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
-import { type ScriptedAnthropic, startScriptedAnthropic, textReply } from '../test-support/scripted-anthropic.js';
-import { type ScriptedResponses, startScriptedResponses, textResponse } from '../test-support/scripted-responses.js';
+import { ANTHROPIC_MODEL, CHAT_ONLY_MODEL, type DialectGateway, OPENAI_MODEL, RESPONSES_MODEL, startDialectGateway } from '../test-support/dialect-gateway.js';
+import { type FakeOpenAI } from '../test-support/fake-openai.js';
+import { type TestGateway } from '../test-support/gateway.js';
+import { type ScriptedAnthropic } from '../test-support/scripted-anthropic.js';
+import { type ScriptedResponses } from '../test-support/scripted-responses.js';
 
-const OPENAI_MODEL = 'openai/gpt-4o-mini';
-const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-5';
-const CHAT_ONLY_MODEL = 'compat/gpt-4o-mini';
-const RESPONSES_MODEL = 'oairesp/gpt-4.1';
 /** USD per million tokens: output dominates, so 8,000 output tokens cost up to $0.08. */
 const INPUT_PRICE = 0.1;
 const OUTPUT_PRICE = 10;
@@ -27,37 +24,14 @@ let admin: ReturnType<typeof adminClient>;
 let table: Dialect[] = [];
 let n = 0;
 
+let harness: DialectGateway | undefined;
+
 beforeAll(async () => {
-  openai = await startFakeOpenAI();
-  anthropic = await startScriptedAnthropic(() => textReply('fine, thanks'));
-  responsesUpstream = await startScriptedResponses(() => textResponse('fine, thanks'));
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: { type: 'openai', base_url: `${openai.url}/v1`, api_key: 'sk-upstream' },
-        anthropic: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-upstream' },
-        compat: { type: 'openai-compatible', base_url: `${openai.url}/v1`, api_key: 'sk-compat-upstream' },
-        oairesp: { type: 'openai', base_url: responsesUpstream.url, api_key: 'sk-responses-upstream' },
-      },
-      prices: Object.fromEntries([OPENAI_MODEL, ANTHROPIC_MODEL, CHAT_ONLY_MODEL, RESPONSES_MODEL].map((m) => [m, { input: INPUT_PRICE, output: OUTPUT_PRICE }])),
-    },
-  });
-  admin = adminClient(gw.adminUrl, gw.adminKey);
-  table = dialects({
-    openai,
-    anthropic,
-    openaiModel: OPENAI_MODEL,
-    anthropicModel: ANTHROPIC_MODEL,
-    chatOnlyModel: CHAT_ONLY_MODEL,
-    responses: responsesUpstream,
-    responsesModel: RESPONSES_MODEL,
-  });
+  harness = await startDialectGateway({ prices: { input: INPUT_PRICE, output: OUTPUT_PRICE } });
+  ({ gw, openai, anthropic, responsesUpstream, admin, table } = harness);
 });
 afterAll(async () => {
-  await gw?.close();
-  await openai?.close();
-  await anthropic?.close();
-  await responsesUpstream?.close();
+  await harness?.close();
 });
 
 const DIALECTS = ['chat completions', 'messages native', 'messages translated', 'responses translated', 'responses translated to anthropic', 'responses native'] as const;
