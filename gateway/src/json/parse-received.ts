@@ -1,7 +1,9 @@
 // Received bytes to a JSON value, fast on what agents send: large bodies, mostly ASCII, a few other characters.
 import { isAscii } from 'node:buffer';
 import secureJson from 'secure-json-parse';
-import { ReceivedJson } from './received-json.js';
+import { MIN_BODY_BYTES } from './part-cache.js';
+import { keepPart, keptPart } from './part-values.js';
+import { ReceivedJson, type Span } from './received-json.js';
 
 /** Runs of bytes outside ASCII: each one a whole number of UTF-8 sequences (or invalid bytes), never a JSON delimiter. */
 const NON_ASCII_RUN = /[\x80-\xff]+/g;
@@ -47,10 +49,64 @@ const MAY_HOLD_PROTOTYPE_KEYS = /__proto__|constructor|\\u/;
 /** JSON.parse with the guard: a `__proto__` or `constructor` key is a SyntaxError. */
 const guardedParse = (text: string): unknown => secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
 
+/** The JSON text of bytes that are not all ASCII, decoded as parts. */
+function textOf(bytes: Buffer, latin1: string): string {
+  return asciiJsonText(bytes, latin1) ?? bytes.toString('utf8');
+}
+
+/** One part of a body (a member's value, an element of an array), parsed with the guard. */
+function parsePart(bytes: Buffer): unknown {
+  const latin1 = bytes.toString('latin1');
+  return MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(textOf(bytes, latin1));
+}
+
+/** The top-level arrays whose elements are kept one by one: an agent's conversation grows by elements, and tools come and go. */
+const KEPT_BY_ELEMENT = new Set(['messages', 'input', 'tools']);
+
+/** Other members are kept whole from this size (a system prompt, instructions); smaller ones are parsed each time. */
+const KEPT_MEMBER_BYTES = 1_024;
+
+/** A part's value: the kept one for the same bytes, or parsed and kept. */
+function partOf(bytes: Buffer, span: Span, digest: string): unknown {
+  const kept = keptPart(digest);
+  if (kept !== undefined) return kept;
+  return keepPart(digest, parsePart(bytes.subarray(span.start, span.end)), span.end - span.start);
+}
+
+/**
+ * An object body parsed part by part: its top-level members found in the bytes, each element of a conversation and
+ * each large member taken from the parts kept by their digests (json/part-values.ts), the rest parsed. Undefined when
+ * the bytes are not laid out as an object, or have a top-level key the guard refuses: parsed whole instead.
+ * Equal to JSON.parse of the text: the spans are exactly the values, and each part is parsed as JSON.
+ */
+function parseByParts(bytes: Buffer): Record<string, unknown> | undefined {
+  const raw = ReceivedJson.scan(bytes);
+  if (raw === null) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [name, span] of raw.memberSpans()) {
+    if (name === '__proto__' || name === 'constructor') return undefined;
+    if (KEPT_BY_ELEMENT.has(name) && bytes[span.start] === 0x5b) {
+      const spans = raw.elements(name);
+      const digests = raw.elementDigests(name);
+      if (spans === null || digests === null) return undefined;
+      const elements = new Array<unknown>(spans.length);
+      for (let i = 0; i < spans.length; i++) elements[i] = partOf(bytes, spans[i]!, digests[i]!);
+      out[name] = elements;
+    } else if (span.end - span.start >= KEPT_MEMBER_BYTES) {
+      out[name] = partOf(bytes, span, raw.memberDigest(name)!);
+    } else {
+      out[name] = parsePart(bytes.subarray(span.start, span.end));
+    }
+  }
+  raw.bind(out);
+  return out;
+}
+
 /**
  * Parses a request body, refusing `__proto__` and `constructor` keys as the admin interface does. Such a key, written
  * plainly or with \u escapes, needs one of three strings; a body with none of them (nearly every body) skips the
- * guard's scans. An object body of SMALL_BODY_BYTES or more is registered with its bytes (see ReceivedJson).
+ * guard's scans. An object body of SMALL_BODY_BYTES or more is registered with its bytes (see ReceivedJson), and one of
+ * MIN_BODY_BYTES or more is parsed by parts, so that what an agent sent at an earlier step is not parsed again.
  */
 export function parseReceivedJson(bytes: Buffer): unknown {
   const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
@@ -59,9 +115,19 @@ export function parseReceivedJson(bytes: Buffer): unknown {
     const text = bytes.toString('utf8');
     return bom || MAY_HOLD_PROTOTYPE_KEYS.test(text) ? guardedParse(text) : JSON.parse(text);
   }
+  if (!bom && bytes.length >= MIN_BODY_BYTES && bytes[skipSpace(bytes)] === 0x7b) {
+    const value = parseByParts(bytes);
+    if (value !== undefined) return value;
+  }
   // One byte per character, and the same ASCII characters as the UTF-8 text.
   const latin1 = bytes.toString('latin1');
-  const value = bom || MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(asciiJsonText(bytes, latin1) ?? bytes.toString('utf8'));
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) new ReceivedJson(bytes, value as Record<string, unknown>);
+  const value = bom || MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(textOf(bytes, latin1));
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) ReceivedJson.of(bytes, value as Record<string, unknown>);
   return value;
+}
+
+function skipSpace(b: Buffer): number {
+  let i = 0;
+  while (b[i] === 0x20 || b[i] === 0x0a || b[i] === 0x0d || b[i] === 0x09) i++;
+  return i;
 }

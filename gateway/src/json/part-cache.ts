@@ -51,7 +51,7 @@ function factOf<V>(digest: string, fact: string, compute: () => V): V {
  * Bodies smaller than this are computed afresh: digesting and looking up their parts would cost about what computing
  * does, and such a body is no long conversation sent again.
  */
-const MIN_BODY_BYTES = 4_096;
+export const MIN_BODY_BYTES = 4_096;
 
 /** The body's bytes, when its parts are looked up (see perElement). */
 function cachedBody(body: Record<string, unknown>) {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiJsonText, parseReceivedJson } from './parse-received.js';
+import { MIN_BODY_BYTES } from './part-cache.js';
 import { Choices, ws } from '../test-support/json-text.js';
 import { ReceivedJson, receivedJsonOf, type Span, withMembers } from './received-json.js';
 
@@ -136,7 +137,7 @@ function receivedWith(keys: fc.Arbitrary<string>): fc.Arbitrary<Received> {
       const text = ws(c) + writeTop(entries, pool, c) + ws(c);
       const bytes = Buffer.from(bom ? `\ufeff${text}` : text);
       const value = JSON.parse(text) as Record<string, unknown>;
-      return { text, bytes, value, rj: new ReceivedJson(bytes, value) };
+      return { text, bytes, value, rj: ReceivedJson.of(bytes, value) };
     });
 }
 const received = receivedWith(topKey);
@@ -228,8 +229,8 @@ describe('ReceivedJson', () => {
         const elements = conversation.map((t) => write(t, c, []));
         const step1 = `{"messages":[${elements.join(',')}]}`;
         const step2 = `{"model":"m",\n "messages": [ ${[...elements, ...added.map((t) => write(t, c, []))].join(' ,\t')} ] }`;
-        const one = new ReceivedJson(Buffer.from(step1), JSON.parse(step1) as Record<string, unknown>);
-        const two = new ReceivedJson(Buffer.from(step2), JSON.parse(step2) as Record<string, unknown>);
+        const one = ReceivedJson.of(Buffer.from(step1), JSON.parse(step1) as Record<string, unknown>);
+        const two = ReceivedJson.of(Buffer.from(step2), JSON.parse(step2) as Record<string, unknown>);
         expect(two.elementDigests('messages')!.slice(0, elements.length)).toEqual(one.elementDigests('messages'));
       }),
       { numRuns: 200 },
@@ -298,7 +299,7 @@ describe('ReceivedJson', () => {
           const text = write(new Obj(entries), c, []);
           const bytes = Buffer.from(text);
           const value = JSON.parse(text) as Record<string, unknown>;
-          const rj = new ReceivedJson(bytes, value);
+          const rj = ReceivedJson.of(bytes, value);
           const last = value.messages;
           expect((last as unknown[]).length).toBe(versions[versions.length - 1]!.length);
           expect(parseSpan(bytes, rj.memberSpan('messages')!)).toEqual(last);
@@ -318,7 +319,7 @@ describe('ReceivedJson', () => {
     fc.assert(
       fc.property(received, fc.constantFrom(' x', ',', '{}', ']', '"'), edits, ({ text, value }, junk, spec) => {
         const copy = structuredClone(value);
-        const rj = new ReceivedJson(Buffer.from(text + junk), copy);
+        const rj = ReceivedJson.of(Buffer.from(text + junk), copy);
         const e = editsFor(copy, spec);
         expect(rj.withMembers(e)).toBeNull();
         expect(rj.elements('messages')).toBeNull();
@@ -416,6 +417,66 @@ describe('parseReceivedJson', () => {
         }
       }),
       { numRuns: RUNS },
+    );
+  });
+
+  it('parses bodies of MIN_BODY_BYTES or more part by part as JSON.parse does, with parts kept from earlier bodies', () => {
+    const long = fc.string({ unit: SPECIAL, minLength: 1_100, maxLength: 1_300 });
+    fc.assert(
+      fc.property(received, long, fc.nat(), (r, filler, at) => {
+        // The generated text, its first member behind 4 KB of whitespace, and with a member large enough to be kept whole.
+        const open = r.text.indexOf('{');
+        const padded = `${r.text.slice(0, open + 1)}${' '.repeat(4_096)}${r.text.slice(open + 1)}`;
+        const withLarge = r.text.slice(open + 1).trim() === '}'
+          ? `${r.text.slice(0, open + 1)}"big":${JSON.stringify(filler)}${' '.repeat(3_000)}}`
+          : `${r.text.slice(0, open + 1)}${JSON.stringify(`k${at}`)}:${JSON.stringify({ filler })},${' '.repeat(3_000)}${r.text.slice(open + 1)}`;
+        for (const text of [padded, withLarge]) {
+          const bytes = Buffer.from(text);
+          expect(bytes.length).toBeGreaterThanOrEqual(MIN_BODY_BYTES);
+          // Twice: the second time the parts come from what the first one kept.
+          for (let round = 0; round < 2; round++) {
+            const value = parseReceivedJson(bytes) as Record<string, unknown>;
+            expect(value).toEqual(JSON.parse(text));
+            expect(receivedJsonOf(value)?.bytes).toBe(bytes);
+          }
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('shares a part between bodies that send the same bytes, frozen all the way down', () => {
+    const message = { role: 'user', content: [{ type: 'text', text: 'x'.repeat(5_000) }] };
+    const a = parseReceivedJson(Buffer.from(JSON.stringify({ model: 'a', messages: [message] }))) as { messages: unknown[] };
+    const b = parseReceivedJson(Buffer.from(JSON.stringify({ model: 'b', messages: [message, { role: 'assistant', content: 'ok' }] }))) as { messages: unknown[] };
+    expect(b.messages[0]).toBe(a.messages[0]);
+    expect(b.messages).not.toBe(a.messages);
+    const content = (a.messages[0] as typeof message).content;
+    expect(Object.isFrozen(a.messages[0]) && Object.isFrozen(content) && Object.isFrozen(content[0])).toBe(true);
+    expect(() => {
+      content[0]!.text = 'changed';
+    }).toThrow(TypeError);
+    // The body and its arrays are the request's own.
+    expect(Object.isFrozen(a) || Object.isFrozen(a.messages)).toBe(false);
+  });
+
+  it('parses large JSON-like bytes as JSON.parse of their UTF-8 text does, or throws where it throws, in every kind of part', () => {
+    const big = '"' + 'y'.repeat(1_200) + '"';
+    const shapes: Array<(b: Buffer) => Array<string | Buffer>> = [
+      (b) => ['{"messages":[', b, '],"system":', big, '}'],
+      (b) => ['{"input":[{"a":1},', b, ']', ' '.repeat(4_096), '}'],
+      (b) => ['{"system":[', big, ',', b, '],"tools":[]}'],
+      (b) => ['{', b, ':1,"tools":[', big, ']}'],
+      (b) => ['{"', b, '":1,"messages":[', big, ']}'],
+      (b) => ['{"model":', b, ',"messages":[', big, ',', big, ',', big, ',', big, ']}'],
+    ];
+    fc.assert(
+      fc.property(fc.oneof(fragments, inString), fc.nat(shapes.length - 1), (b, which) => {
+        const bytes = Buffer.concat(shapes[which]!(b).map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+        const padded = bytes.length >= MIN_BODY_BYTES ? bytes : Buffer.concat([Buffer.alloc(MIN_BODY_BYTES, 0x20), bytes]);
+        expect(outcome(() => parseReceivedJson(padded)), `bytes ${b.toString('hex')} in shape ${which}`).toEqual(outcome(() => JSON.parse(padded.toString('utf8'))));
+      }),
+      { numRuns: 3000 },
     );
   });
 

@@ -77,6 +77,11 @@ function skipValue(b: Buffer, i: number): number {
   return j > i ? j : -1;
 }
 
+function hasControl(key: Buffer): boolean {
+  for (let k = 0; k < key.length; k++) if (key[k]! < 0x20) return true;
+  return false;
+}
+
 /** The members of the object at `i` (last one wins, as JSON.parse has it), or null when the bytes hold no object there. */
 function scanObject(b: Buffer, i: number): Map<string, Member> | null {
   if (b[i] !== OPEN_BRACE) return null;
@@ -87,8 +92,11 @@ function scanObject(b: Buffer, i: number): Map<string, Member> | null {
     if (b[i] !== QUOTE) return null;
     const keyEnd = skipString(b, i);
     if (keyEnd === -1) return null;
+    const keyBytes = b.subarray(i + 1, keyEnd - 1);
+    // A control character must be escaped in JSON: such a key is no JSON, left for JSON.parse to refuse.
+    if (hasControl(keyBytes)) return null;
     // A key with escapes is decoded as JSON decodes it.
-    const escaped = b.subarray(i + 1, keyEnd - 1).includes(BACKSLASH);
+    const escaped = keyBytes.includes(BACKSLASH);
     const name = escaped ? (JSON.parse(b.toString('utf8', i, keyEnd)) as string) : b.toString('utf8', i + 1, keyEnd - 1);
     const colon = skipSpace(b, keyEnd);
     if (b[colon] !== COLON) return null;
@@ -146,13 +154,30 @@ export class ReceivedJson {
   private scanned: Map<string, Member> | null | undefined;
   private readonly arrays = new Map<string, Span[] | null>();
   private readonly digests = new Map<string, string[] | null>();
+  private readonly memberDigests = new Map<string, string | null>();
   private readonly start: number;
+  private parsed: Record<string, unknown> | undefined;
 
-  constructor(
-    readonly bytes: Buffer,
-    readonly value: Record<string, unknown>,
-  ) {
+  /** `value` parsed from `bytes`, registered with them. */
+  static of(bytes: Buffer, value: Record<string, unknown>): ReceivedJson {
+    const r = new ReceivedJson(bytes);
+    r.bind(value);
+    return r;
+  }
+
+  /** The bytes of an object, scanned before any of it is parsed (bind its value next), or null when they hold no object. */
+  static scan(bytes: Buffer): ReceivedJson | null {
+    const r = new ReceivedJson(bytes);
+    return r.members() === null ? null : r;
+  }
+
+  private constructor(readonly bytes: Buffer) {
     this.start = bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2] ? 3 : 0;
+  }
+
+  /** Registers the value parsed from the bytes (see receivedJsonOf). */
+  bind(value: Record<string, unknown>): void {
+    this.parsed = value;
     received.set(value, this);
   }
 
@@ -162,15 +187,25 @@ export class ReceivedJson {
     return this.scanned;
   }
 
+  /** Each top-level member's name and the span of its value, in the order JSON.parse gives them (the last value of a repeated key). */
+  *memberSpans(): Generator<[string, Span]> {
+    for (const [name, m] of this.members() ?? []) yield [name, m.value];
+  }
+
   /** The bytes of the top-level member `key`'s value, or null when absent. */
   memberSpan(key: string): Span | null {
     return this.members()?.get(key)?.value ?? null;
   }
 
-  /** A digest of the bytes of the top-level member `key`'s value, or null when absent. */
+  /** A digest of the bytes of the top-level member `key`'s value (computed once per request), or null when absent. */
   memberDigest(key: string): string | null {
-    const span = this.memberSpan(key);
-    return span === null ? null : digestOf(this.bytes, span);
+    let digest = this.memberDigests.get(key);
+    if (digest === undefined) {
+      const span = this.memberSpan(key);
+      digest = span === null ? null : digestOf(this.bytes, span);
+      this.memberDigests.set(key, digest);
+    }
+    return digest;
   }
 
   /** Spans of the elements of the top-level array `key`, one per element of the parsed array, or null. */
@@ -178,9 +213,9 @@ export class ReceivedJson {
     let spans = this.arrays.get(key);
     if (spans === undefined) {
       const span = this.memberSpan(key);
-      const parsed = this.value[key];
-      spans = span === null || !Array.isArray(parsed) ? null : scanArray(this.bytes, span);
-      if (spans !== null && spans.length !== (parsed as unknown[]).length) spans = null;
+      spans = span === null ? null : scanArray(this.bytes, span);
+      const parsed = this.parsed?.[key];
+      if (this.parsed !== undefined && (!Array.isArray(parsed) || spans?.length !== parsed.length)) spans = null;
       this.arrays.set(key, spans);
     }
     return spans;

@@ -1,0 +1,95 @@
+// Parsed parts of request bodies (a message, an input item, a tool, a system prompt), by the digest of their bytes. An
+// agent sends its whole conversation again at every step: the parts an earlier step sent are taken from here instead of
+// being decoded and parsed again, and only the new ones are parsed. A part is frozen, all the way down, before it is
+// kept: requests share it, and no code may change what another request reads.
+
+/**
+ * Bytes of parts held per generation, as received (a parsed part takes two to three times its bytes of heap): the
+ * system prompts and tool lists every agent shares, and the latest turns of the conversations in flight.
+ */
+const GENERATION_BYTES = 3 * 1024 * 1024;
+
+interface Kept {
+  value: unknown;
+  bytes: number;
+}
+
+/**
+ * Two generations by bytes: parts go into the young one, a part found in the old one moves up, and when the young one
+ * holds GENERATION_BYTES it becomes the old one (the old one is dropped). Least recently used parts go first.
+ */
+class PartValues {
+  private young = new Map<string, Kept>();
+  private old = new Map<string, Kept>();
+  private youngBytes = 0;
+
+  get(digest: string): unknown {
+    const kept = this.young.get(digest);
+    if (kept !== undefined) return kept.value;
+    const aged = this.old.get(digest);
+    if (aged === undefined) return undefined;
+    this.keep(digest, aged);
+    return aged.value;
+  }
+
+  set(digest: string, value: unknown, bytes: number): void {
+    // A part larger than a generation would only push everything else out.
+    if (bytes <= GENERATION_BYTES) this.keep(digest, { value, bytes });
+  }
+
+  private keep(digest: string, kept: Kept): void {
+    if (this.youngBytes + kept.bytes > GENERATION_BYTES) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+    this.young.set(digest, kept);
+    this.youngBytes += kept.bytes;
+  }
+
+  clear(): void {
+    this.young.clear();
+    this.old.clear();
+    this.youngBytes = 0;
+  }
+}
+
+const values = new PartValues();
+
+/** The parsed part whose bytes have `digest`, or undefined when none is kept. */
+export function keptPart(digest: string): unknown {
+  return values.get(digest);
+}
+
+/** Keeps `value` (parsed from `bytes` bytes whose digest is `digest`), frozen, and returns it. */
+export function keepPart(digest: string, value: unknown, bytes: number): unknown {
+  deepFreeze(value);
+  values.set(digest, value, bytes);
+  return value;
+}
+
+/** Forgets every kept part (tests). */
+export function clearKeptParts(): void {
+  values.clear();
+}
+
+/** Freezes a parsed JSON value and everything in it, without recursion (a part may nest deeply). */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object') return;
+  const stack: object[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    Object.freeze(v);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const c: unknown = v[i];
+        if (c !== null && typeof c === 'object') stack.push(c);
+      }
+    } else {
+      for (const k in v) {
+        const c: unknown = (v as Record<string, unknown>)[k];
+        if (c !== null && typeof c === 'object') stack.push(c);
+      }
+    }
+  }
+}
