@@ -61,6 +61,10 @@ function record(req, model, stream, started, status, u) {
     started_at: new Date().toISOString(),
     pii_types: [],
     body: null,
+    endpoint: 'chat.completions',
+    cached_tokens: 0,
+    reasoning_tokens: 0,
+    response_id: null,
   });
 }
 
