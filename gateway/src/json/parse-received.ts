@@ -62,6 +62,7 @@ function parsePart(bytes: Buffer): unknown {
 
 /** The top-level arrays whose elements are kept one by one: an agent's conversation grows by elements, and tools come and go. */
 const KEPT_BY_ELEMENT = new Set(['messages', 'input', 'tools']);
+const CONVERSATION = new Set(['messages', 'input']);
 
 /** Other members are kept whole from this size (a system prompt, instructions); smaller ones are parsed each time. */
 const KEPT_MEMBER_BYTES = 1_024;
@@ -92,6 +93,8 @@ function parseByParts(bytes: Buffer): Record<string, unknown> | undefined {
       const elements = new Array<unknown>(spans.length);
       for (let i = 0; i < spans.length; i++) elements[i] = partOf(bytes, spans[i]!, digests[i]!);
       out[name] = elements;
+      // A tool list recurs whole (json/known-members.ts); a conversation grows, and never does.
+      if (!CONVERSATION.has(name)) raw.memberDigest(name);
     } else if (span.end - span.start >= KEPT_MEMBER_BYTES) {
       out[name] = partOf(bytes, span, raw.memberDigest(name)!);
     } else {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiJsonText, parseReceivedJson } from './parse-received.js';
+import { forgetKnownMembers } from './known-members.js';
 import { MIN_BODY_BYTES } from './part-cache.js';
 import { Choices, ws } from '../test-support/json-text.js';
 import { ReceivedJson, receivedJsonOf, type Span, withMembers } from './received-json.js';
@@ -203,19 +204,20 @@ describe('ReceivedJson', () => {
     );
   });
 
-  it('equal bytes give equal digests, different bytes different digests', () => {
+  it('equal parts give equal digests, different parts different digests (an array by its elements bytes)', () => {
     fc.assert(
       fc.property(received, ({ bytes, value, rj }) => {
-        const parts: { bytes: Buffer; digest: string }[] = [];
+        const parts: { identity: string; digest: string }[] = [];
+        const raw = (s: Span) => `bytes ${bytes.subarray(s.start, s.end).toString('hex')}`;
         for (const k of Object.keys(value)) {
-          const span = rj.memberSpan(k)!;
-          parts.push({ bytes: bytes.subarray(span.start, span.end), digest: rj.memberDigest(k)! });
           const spans = rj.elements(k);
+          const identity = spans === null ? raw(rj.memberSpan(k)!) : `elements ${JSON.stringify(spans.map(raw))}`;
+          parts.push({ identity, digest: rj.memberDigest(k)! });
           if (spans === null) continue;
           const digests = rj.elementDigests(k)!;
-          spans.forEach((s, i) => parts.push({ bytes: bytes.subarray(s.start, s.end), digest: digests[i]! }));
+          spans.forEach((s, i) => parts.push({ identity: raw(s), digest: digests[i]! }));
         }
-        for (const a of parts) for (const b of parts) expect(a.digest === b.digest).toBe(a.bytes.equals(b.bytes));
+        for (const a of parts) for (const b of parts) expect(a.digest === b.digest).toBe(a.identity === b.identity);
       }),
       { numRuns: RUNS },
     );
@@ -491,6 +493,57 @@ describe('parseReceivedJson', () => {
         expect(outcome(() => parseReceivedJson(large)), `bytes ${b.toString('hex')} after 2,048 spaces`).toEqual(outcome(() => JSON.parse(large.toString('utf8'))));
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe('known members', () => {
+  /** What a body's scan gives for a member: its span's bytes, digest, element spans and element digests. */
+  const facts = (rj: ReceivedJson, bytes: Buffer, k: string) => {
+    const span = rj.memberSpan(k);
+    return {
+      bytes: span && bytes.subarray(span.start, span.end).toString('hex'),
+      digest: rj.memberDigest(k),
+      elements: rj.elements(k)?.map((s) => bytes.subarray(s.start, s.end).toString('hex')) ?? null,
+      elementDigests: rj.elementDigests(k),
+    };
+  };
+
+  it('a member sent again with the same bytes is recognised, and gives what scanning it afresh gives', () => {
+    const long = fc.string({ unit: SPECIAL, minLength: 1_500, maxLength: 2_500 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(long, tree), { minLength: 2, maxLength: 4 }), received, fc.array(fc.nat(), { maxLength: 32 }), fc.nat(3), (tools, other, choices, cut) => {
+        const c = new Choices(choices);
+        const list = `[${tools.map(([d, t]) => write(new Obj([['description', d], ['schema', t]]), c, [])).join(`${ws(c)},${ws(c)}`)}]`;
+        // A lookalike: the same list but for its last bytes.
+        const lookalike = `${list.slice(0, list.length - 2 - cut)}${list.slice(list.length - 2 - cut, -1).replace(/./g, (ch) => (ch === '}' || ch === '"' || ch === ']' ? ch : ' '))}]`;
+        const open = other.text.indexOf('{');
+        const rest = other.text.slice(open + 1).trim() === '}' ? '}' : `,${other.text.slice(open + 1)}`;
+        const body = (tail: string, value: string) => Buffer.from(`${ws(c)}{ "model":"m${tail}",${ws(c)}"tools" :${ws(c)}${value}${ws(c)}${rest}`);
+        const bodies = [body('1', list), body('2', list), body('3', list), body('4', lookalike), body('5', list)];
+        const seen: ReturnType<typeof facts>[][] = [];
+        for (const bytes of bodies) {
+          let text: string;
+          try {
+            text = bytes.toString('utf8');
+            JSON.parse(text);
+          } catch {
+            return; // the lookalike is not always JSON
+          }
+          const value = parseReceivedJson(bytes) as Record<string, unknown>;
+          expect(value).toEqual(JSON.parse(text));
+          const rj = receivedJsonOf(value)!;
+          seen.push(Object.keys(value).map((k) => facts(rj, bytes, k)));
+        }
+        // The same bodies scanned with nothing known.
+        forgetKnownMembers();
+        bodies.forEach((bytes, i) => {
+          const rj = ReceivedJson.of(bytes, JSON.parse(bytes.toString('utf8')) as Record<string, unknown>);
+          forgetKnownMembers();
+          expect(Object.keys(JSON.parse(bytes.toString('utf8')) as object).map((k) => facts(rj, bytes, k)), `body ${i}`).toEqual(seen[i]);
+        });
+      }),
+      { numRuns: 150 },
     );
   });
 });

@@ -2,6 +2,7 @@
 // body only (a message of a conversation, a tool list) is looked up by the digest of that part's bytes, and a body no
 // check edited goes upstream as received, with a few top-level members replaced, instead of being serialised again.
 import { hash } from 'node:crypto';
+import { type KnownMember, knownMemberAt, memberSighted } from './known-members.js';
 
 /** Byte offsets of a JSON value in the received bytes: `start` inclusive, `end` exclusive. */
 export interface Span {
@@ -82,8 +83,11 @@ function hasControl(key: Buffer): boolean {
   return false;
 }
 
-/** The members of the object at `i` (last one wins, as JSON.parse has it), or null when the bytes hold no object there. */
-function scanObject(b: Buffer, i: number): Map<string, Member> | null {
+/**
+ * The members of the object at `i` (last one wins, as JSON.parse has it), or null when the bytes hold no object there.
+ * `known` gives the end of a value it recognises at `start` (-1 when it does not), which spares scanning it.
+ */
+function scanObject(b: Buffer, i: number, known: (name: string, start: number) => number): Map<string, Member> | null {
   if (b[i] !== OPEN_BRACE) return null;
   const members = new Map<string, Member>();
   i = skipSpace(b, i + 1);
@@ -101,7 +105,8 @@ function scanObject(b: Buffer, i: number): Map<string, Member> | null {
     const colon = skipSpace(b, keyEnd);
     if (b[colon] !== COLON) return null;
     const start = skipSpace(b, colon + 1);
-    const end = skipValue(b, start);
+    let end = known(name, start);
+    if (end === -1) end = skipValue(b, start);
     if (end === -1) return null;
     // Map.set keeps the first position of a repeated key: its last value wins, where JSON.parse puts it.
     members.set(name, { key: { start: i, end: keyEnd }, value: { start, end } });
@@ -157,6 +162,8 @@ export class ReceivedJson {
   private readonly memberDigests = new Map<string, string | null>();
   private readonly start: number;
   private parsed: Record<string, unknown> | undefined;
+  /** Members whose bytes are those of a known member (see known-members.ts), by name, with where they start. */
+  private readonly known = new Map<string, { member: KnownMember; start: number }>();
 
   /** `value` parsed from `bytes`, registered with them. */
   static of(bytes: Buffer, value: Record<string, unknown>): ReceivedJson {
@@ -175,6 +182,17 @@ export class ReceivedJson {
     this.start = bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2] ? 3 : 0;
   }
 
+  private readonly recognise = (name: string, start: number): number => {
+    const member = knownMemberAt(name, this.bytes, start);
+    // A repeated key: the last value is the member's.
+    if (member === undefined) {
+      this.known.delete(name);
+      return -1;
+    }
+    this.known.set(name, { member, start });
+    return start + member.bytes.length;
+  };
+
   /** Registers the value parsed from the bytes (see receivedJsonOf). */
   bind(value: Record<string, unknown>): void {
     this.parsed = value;
@@ -183,7 +201,7 @@ export class ReceivedJson {
 
   /** The top-level members, or null when the bytes are not laid out as expected (the caller then computes afresh). */
   private members(): Map<string, Member> | null {
-    if (this.scanned === undefined) this.scanned = scanObject(this.bytes, skipSpace(this.bytes, this.start));
+    if (this.scanned === undefined) this.scanned = scanObject(this.bytes, skipSpace(this.bytes, this.start), this.recognise);
     return this.scanned;
   }
 
@@ -197,12 +215,21 @@ export class ReceivedJson {
     return this.members()?.get(key)?.value ?? null;
   }
 
-  /** A digest of the bytes of the top-level member `key`'s value (computed once per request), or null when absent. */
+  /**
+   * A digest of the top-level member `key`'s value (computed once per request), or null when absent: of its bytes, or
+   * for an array, of its elements' digests (so an array's digest and its elements' are computed from one reading).
+   */
   memberDigest(key: string): string | null {
     let digest = this.memberDigests.get(key);
     if (digest === undefined) {
-      const span = this.memberSpan(key);
-      digest = span === null ? null : digestOf(this.bytes, span);
+      digest = this.known.get(key)?.member.digest;
+      if (digest === undefined) {
+        const span = this.memberSpan(key);
+        const elements = span === null ? null : this.elements(key);
+        const digests = elements === null ? null : this.elementDigests(key);
+        digest = span === null ? null : digests === null ? digestOf(this.bytes, span) : digestOfDigests(digests);
+        if (digest !== null) memberSighted(key, this.bytes, span!, digest, elements, digests);
+      }
       this.memberDigests.set(key, digest);
     }
     return digest;
@@ -212,8 +239,14 @@ export class ReceivedJson {
   elements(key: string): readonly Span[] | null {
     let spans = this.arrays.get(key);
     if (spans === undefined) {
+      const known = this.known.get(key);
       const span = this.memberSpan(key);
-      spans = span === null ? null : scanArray(this.bytes, span);
+      spans =
+        known?.member.elements != null
+          ? known.member.elements.map((s) => ({ start: s.start + known.start, end: s.end + known.start }))
+          : span === null
+            ? null
+            : scanArray(this.bytes, span);
       const parsed = this.parsed?.[key];
       if (this.parsed !== undefined && (!Array.isArray(parsed) || spans?.length !== parsed.length)) spans = null;
       this.arrays.set(key, spans);
@@ -225,8 +258,9 @@ export class ReceivedJson {
   elementDigests(key: string): readonly string[] | null {
     let digests = this.digests.get(key);
     if (digests === undefined) {
+      const known = this.known.get(key)?.member.elementDigests;
       const spans = this.elements(key);
-      digests = spans === null ? null : spans.map((s) => digestOf(this.bytes, s));
+      digests = spans === null ? null : known != null && known.length === spans.length ? [...known] : spans.map((s) => digestOf(this.bytes, s));
       this.digests.set(key, digests);
     }
     return digests;
@@ -275,6 +309,11 @@ const COLON_BUF = Buffer.from(':');
  */
 function digestOf(b: Buffer, s: Span): string {
   return hash('sha256', b.subarray(s.start, s.end), 'binary');
+}
+
+/** The digest of an array by its elements' digests: the same elements give the same digest, whatever the whitespace between them. */
+function digestOfDigests(digests: readonly string[]): string {
+  return hash('sha256', `elements\n${digests.join('')}`, 'binary');
 }
 
 /**
