@@ -33,11 +33,14 @@ const Thinking = z.looseObject({
   budget_tokens: z.number().int().min(1).optional(),
 });
 
+const messagesOf = <T extends z.ZodType>(item: T) => z.array(item).max(100_000);
+const toolsOf = <T extends z.ZodType>(item: T) => z.array(item).max(1_000).optional();
+
 const fields = {
   model: z.string().min(1).max(256),
-  messages: z.array(Message).max(100_000),
+  messages: messagesOf(Message),
   system: z.union([Text, z.array(TextBlock).max(10_000)]).optional(),
-  tools: z.array(Tool).max(1_000).optional(),
+  tools: toolsOf(Tool),
   tool_choice: ToolChoice.optional(),
   thinking: Thinking.optional(),
 };
@@ -53,6 +56,15 @@ export const MessagesRequest = z.looseObject({
   metadata: z.looseObject({ user_id: z.string().max(10_000).nullable().optional() }).optional(),
 });
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
+
+/**
+ * MessagesRequest checked in parts (see checkBody): the body with its messages and tools unchecked, and the schema of
+ * each. A body passes both exactly when it passes MessagesRequest.
+ */
+export const MessagesRequestParts = {
+  shell: MessagesRequest.extend({ messages: messagesOf(z.unknown()), tools: toolsOf(z.unknown()) }),
+  elements: { messages: Message, tools: Tool },
+};
 
 /** POST /v1/messages/count_tokens: the request without the output limit. */
 export const CountTokensRequest = z.looseObject(fields);

@@ -16,11 +16,14 @@ const Tool = z.looseObject({ type: z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 
 
 export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,200}$/;
 
+const inputOf = <T extends z.ZodType>(item: T) => z.union([Text, z.array(item).max(100_000)]).optional();
+const toolsOf = <T extends z.ZodType>(item: T) => z.array(item).max(1_000).optional();
+
 export const ResponsesRequest = z.looseObject({
   model: z.string().min(1).max(256),
-  input: z.union([Text, z.array(InputItem).max(100_000)]).optional(),
+  input: inputOf(InputItem),
   instructions: Text.nullable().optional(),
-  tools: z.array(Tool).max(1_000).optional(),
+  tools: toolsOf(Tool),
   stream: z.boolean().nullable().optional(),
   store: z.boolean().nullable().optional(),
   previous_response_id: z.string().regex(RESPONSE_ID, 'must be the id of a stored response (resp_...)').nullable().optional(),
@@ -34,6 +37,12 @@ export const ResponsesRequest = z.looseObject({
   text: z.looseObject({ format: z.looseObject({ type: z.string().max(64) }).optional() }).nullable().optional(),
 });
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
+
+/** ResponsesRequest checked in parts (see checkBody): a body passes both exactly when it passes ResponsesRequest. */
+export const ResponsesRequestParts = {
+  shell: ResponsesRequest.extend({ input: inputOf(z.unknown()), tools: toolsOf(z.unknown()) }),
+  elements: { input: InputItem, tools: Tool },
+};
 
 /** GET /v1/responses/{id}/input_items query. */
 export const InputItemsQuery = z.strictObject({

@@ -61,9 +61,18 @@ export function keptPart(digest: string): unknown {
   return values.get(digest);
 }
 
+/** Kept parts: frozen all the way down, so whatever is computed from one holds as long as it lives. */
+const kept = new WeakSet<object>();
+
+/** Whether `value` is a kept part (frozen all the way down, and possibly shared between requests). */
+export function isKeptPart(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && kept.has(value);
+}
+
 /** Keeps `value` (parsed from `bytes` bytes whose digest is `digest`), frozen, and returns it. */
 export function keepPart(digest: string, value: unknown, bytes: number): unknown {
   deepFreeze(value);
+  if (typeof value === 'object' && value !== null) kept.add(value);
   values.set(digest, value, bytes);
   return value;
 }

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { checkedUsage } from '../../../accounting/usage-counts.js';
-import { MessagesRequest } from '../../../contract/messages-request.js';
+import { MessagesRequest, MessagesRequestParts } from '../../../contract/messages-request.js';
 import type { ChatStream, MessagesCallContext, Usage } from '../../../providers/spec.js';
 import { chatCompletionToMessage } from '../../../translate/chat-to-messages-response.js';
 import { MessagesStreamEncoder } from '../../../translate/chat-stream-to-messages-events.js';
@@ -12,7 +12,7 @@ import { type Admission, type PricedTarget, actualCost, admit, withFallback } fr
 import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
-import { parseBody } from '../../parse-body.js';
+import { checkBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
 import { messagesPolicyView } from './messages-policy-view.js';
@@ -48,7 +48,7 @@ export function chatRequestFor(t: PricedTarget, body: MessagesRequest) {
 
 export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, query: string): Promise<void> {
   const ctx = ex.ctx;
-  parseBody(MessagesRequest, rawBody);
+  checkBody(MessagesRequest, MessagesRequestParts, rawBody);
   // Validated, then used as received: the schema has no defaults or transforms, and its output would be a copy (one
   // whose bytes are unknown, so the body could not go upstream as received).
   const body = rawBody as MessagesRequest;

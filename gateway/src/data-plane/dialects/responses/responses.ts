@@ -2,7 +2,7 @@
 // agentgw's response id), translated through Chat Completions for every other provider, streams included. agentgw keeps
 // the conversation (store), so previous_response_id works whichever provider answers the next turn.
 import { checkedUsage } from '../../../accounting/usage-counts.js';
-import { ResponsesRequest } from '../../../contract/responses-request.js';
+import { ResponsesRequest, ResponsesRequestParts } from '../../../contract/responses-request.js';
 import type { AgentgwError } from '../../../contract/index.js';
 import type { ChatStream, ResponsesCallContext, ResponsesStream, Usage } from '../../../providers/spec.js';
 import { ResponsesStreamEncoder } from '../../../translate/chat-stream-to-responses-events.js';
@@ -14,7 +14,7 @@ import { type Admission, type PricedTarget, actualCost, admit, withFallback } fr
 import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
-import { parseBody } from '../../parse-body.js';
+import { checkBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { responsesPolicyView } from './responses-policy-view.js';
 import { inputItems, keepResponse, newResponseId, withConversation } from './stored-responses.js';
@@ -59,7 +59,7 @@ interface Turn {
 
 export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
   const ctx = ex.ctx;
-  parseBody(ResponsesRequest, rawBody);
+  checkBody(ResponsesRequest, ResponsesRequestParts, rawBody);
   // Validated, then forwarded as received: the schema has no defaults or transforms, and its output reorders keys.
   const parsed = rawBody as ResponsesRequest;
   ctx.stream = parsed.stream === true;
