@@ -61,10 +61,10 @@ export function keptPart(digest: string): unknown {
   return values.get(digest);
 }
 
-/** Kept parts: frozen all the way down, so whatever is computed from one holds as long as it lives. */
+/** Kept parts and every object in them: frozen all the way down, so whatever is computed from one holds as long as it lives. */
 const kept = new WeakSet<object>();
 
-/** Whether `value` is a kept part (frozen all the way down, and possibly shared between requests). */
+/** Whether `value` is a kept part or an object in one (frozen all the way down, and possibly shared between requests). */
 export function isKeptPart(value: unknown): value is object {
   return typeof value === 'object' && value !== null && kept.has(value);
 }
@@ -72,7 +72,6 @@ export function isKeptPart(value: unknown): value is object {
 /** Keeps `value` (parsed from `bytes` bytes whose digest is `digest`), frozen, and returns it. */
 export function keepPart(digest: string, value: unknown, bytes: number): unknown {
   deepFreeze(value);
-  if (typeof value === 'object' && value !== null) kept.add(value);
   values.set(digest, value, bytes);
   return value;
 }
@@ -89,6 +88,7 @@ function deepFreeze(value: unknown): void {
   while (stack.length > 0) {
     const v = stack.pop()!;
     Object.freeze(v);
+    kept.add(v);
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const c: unknown = v[i];

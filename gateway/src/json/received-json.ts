@@ -3,6 +3,7 @@
 // check edited goes upstream as received, with a few top-level members replaced, instead of being serialised again.
 import { hash } from 'node:crypto';
 import { type KnownMember, knownMemberAt, memberSighted } from './known-members.js';
+import { stringifyBody } from './stringify.js';
 
 /** Byte offsets of a JSON value in the received bytes: `start` inclusive, `end` exclusive. */
 export interface Span {
@@ -328,5 +329,5 @@ export function withMembers(body: object, edits: Record<string, unknown>): Buffe
     if (edits[k] === undefined) delete out[k];
     else out[k] = edits[k];
   }
-  return JSON.stringify(out);
+  return stringifyBody(out);
 }

@@ -12,6 +12,7 @@ import type {
 } from './responses-api.js';
 import { callId, itemId, type ResponsesObjectOptions, responsesObject, responsesUsage } from './responses-response-object.js';
 import { type ClientToolIndex, responsesToolIndex } from './responses-tools.js';
+import { stringifyBody } from '../json/stringify.js';
 
 type ItemState = 'pending' | 'open' | 'closed';
 type PartKind = 'output_text' | 'refusal';
@@ -388,7 +389,9 @@ export class ResponsesStreamEncoder {
   }
 
   private emit(type: string, fields: Record<string, unknown>): void {
-    this.out += `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.sequence++, ...fields })}\n\n`;
+    const event = { type, sequence_number: this.sequence++, ...fields };
+    // The response object echoes the request (its instructions and tools): written with the JSON of their long parts looked up.
+    this.out += `event: ${type}\ndata: ${fields.response === undefined ? JSON.stringify(event) : stringifyBody(event)}\n\n`;
   }
 
   private take(): string {

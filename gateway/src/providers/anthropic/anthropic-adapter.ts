@@ -16,6 +16,7 @@ import type { AnthropicResponse } from './anthropic-api.js';
 import { anthropicStreamFrames } from './anthropic-stream-frames.js';
 import { convertAnthropicResponse } from './convert-anthropic-response.js';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
+import { stringifyBody } from '../../json/stringify.js';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -107,7 +108,7 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   private request(ctx: CallContext, body: OpenAIChatRequest, stream: boolean): string {
     if (!this.configured) throw new AgentgwError('upstream_bad_response', `Provider "${this.name}" has no api_key configured; set it in the gateway configuration.`);
-    return JSON.stringify(convertToAnthropicRequest(this.name, ctx.model, body, this.config.default_max_tokens ?? DEFAULT_MAX_TOKENS, stream));
+    return stringifyBody(convertToAnthropicRequest(this.name, ctx.model, body, this.config.default_max_tokens ?? DEFAULT_MAX_TOKENS, stream));
   }
 }
 
