@@ -321,7 +321,7 @@ function digestOfDigests(digests: readonly string[]): string {
  * `body` with top-level members replaced, removed (undefined) or added, as bytes to send: the received bytes when the
  * body is the one received (nothing edited it), else its serialisation. Both parse to the same value.
  */
-export function withMembers(body: object, edits: Record<string, unknown>): Buffer | string {
+export function withMembers(body: object, edits: Record<string, unknown>): Buffer {
   const raw = receivedJsonOf(body)?.withMembers(edits);
   if (raw) return raw;
   const out: Record<string, unknown> = { ...body };

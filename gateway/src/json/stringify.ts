@@ -1,16 +1,18 @@
-// JSON.stringify for request bodies the gateway builds (a translation, an edited copy), which hold mostly what the
-// client sent: kept parts (json/part-values.ts) and the long texts in them. Writing a long text as JSON means reading
-// every character for escapes; an agent sends the same texts at every step, so their JSON is looked up instead.
+// JSON bytes for request bodies the gateway builds (a translation, an edited copy), which hold mostly what the client
+// sent: kept parts (json/part-values.ts) and the long texts in them. Writing a long text as JSON means reading every
+// character for escapes, and turning a long string into bytes costs more still (Node 20 encodes strings to UTF-8 at
+// well under 1 GB/s, and flattens a string built by concatenation first). An agent sends the same texts at every
+// step: their JSON is kept as bytes, and a body is the concatenation of such bytes and of the little that is new.
 import { isKeptPart } from './part-values.js';
 
-/** Texts from this length are looked up; shorter ones cost less to write than to look up. */
+/** Texts (and kept parts' JSON) from this length are kept as bytes; shorter ones cost less to write than to look up. */
 const LONG = 512;
-/** Characters of JSON kept per generation for long texts (two generations, least recently used dropped first). */
-const GENERATION_CHARS = 2 * 1024 * 1024;
+/** Bytes of JSON kept per generation for long texts (two generations, least recently used dropped first). */
+const GENERATION_BYTES = 2 * 1024 * 1024;
 
-let young = new Map<string, string>();
-let old = new Map<string, string>();
-let youngChars = 0;
+let young = new Map<string, Buffer>();
+let old = new Map<string, Buffer>();
+let youngBytes = 0;
 
 /** Any character outside ASCII (JSON writes them as they are). */
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -19,84 +21,132 @@ const escapeUnit = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4,
 
 /**
  * JSON text with every character outside ASCII written as its \u escape (JSON's own form for any character; outside
- * strings JSON has none). An ASCII text is one byte per character: sending it costs a copy, where a text with even
- * one other character is encoded to UTF-8 character by character (a sixth of a translated agent request's CPU).
+ * strings JSON has none): one byte per character, so its bytes are a copy of it (latin1), never a UTF-8 encoding.
  */
 function ascii(json: string): string {
   return NON_ASCII.test(json) ? json.replace(NON_ASCII_ALL, escapeUnit) : json;
 }
 
-/** JSON of a long string, looked up by the string (equal strings, equal JSON). */
-function longString(s: string): string {
+/** JSON of a long string as bytes, looked up by the string (equal strings, equal JSON). */
+function longString(s: string): Buffer {
   let json = young.get(s);
   if (json !== undefined) return json;
-  json = old.get(s) ?? ascii(JSON.stringify(s));
-  if (youngChars + json.length > GENERATION_CHARS) {
+  json = old.get(s) ?? Buffer.from(ascii(JSON.stringify(s)), 'latin1');
+  if (youngBytes + json.length > GENERATION_BYTES) {
     old = young;
     young = new Map();
-    youngChars = 0;
+    youngBytes = 0;
   }
   young.set(s, json);
-  youngChars += json.length;
+  youngBytes += json.length;
   return json;
 }
 
 /** JSON of kept parts (frozen: it never changes) whose JSON is long. */
-const keptJson = new WeakMap<object, string>();
+const keptJson = new WeakMap<object, Buffer>();
+
+/** Nesting past which the whole body is left to JSON.stringify, which has its own limit. */
+const MAX_DEPTH = 256;
+
+/** JSON being written: ASCII text, and bytes kept from earlier writes. */
+class Out {
+  private readonly chunks: Buffer[] = [];
+  private text = '';
+
+  str(s: string): void {
+    this.text += s;
+  }
+
+  bytes(b: Buffer): void {
+    if (this.text !== '') {
+      this.chunks.push(Buffer.from(this.text, 'latin1'));
+      this.text = '';
+    }
+    this.chunks.push(b);
+  }
+
+  done(): Buffer {
+    if (this.text !== '' || this.chunks.length === 0) this.chunks.push(Buffer.from(this.text, 'latin1'));
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+  }
+}
 
 function plainObject(v: object): boolean {
   const proto = Object.getPrototypeOf(v) as unknown;
   return (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
 }
 
-function write(v: unknown, depth: number): string | undefined {
-  if (typeof v === 'string') return v.length >= LONG ? longString(v) : ascii(JSON.stringify(v));
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+/** Whether `v` is written at all as a member (JSON.stringify leaves out undefined, functions and symbols). */
+const written = (v: unknown) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+
+function write(out: Out, v: unknown, depth: number): void {
+  if (typeof v === 'string') {
+    if (v.length >= LONG) out.bytes(longString(v));
+    else out.str(ascii(JSON.stringify(v)));
+    return;
+  }
+  if (v === null || typeof v !== 'object') {
+    out.str(written(v) ? JSON.stringify(v) : 'null');
+    return;
+  }
   if (isKeptPart(v)) {
     let json = keptJson.get(v);
     if (json === undefined) {
-      json = walk(v, depth);
-      if (json.length >= LONG) keptJson.set(v, json);
+      const own = new Out();
+      walk(own, v, depth);
+      json = own.done();
+      if (json.length < LONG) {
+        out.str(json.toString('latin1'));
+        return;
+      }
+      keptJson.set(v, json);
     }
-    return json;
+    out.bytes(json);
+    return;
   }
-  if (Array.isArray(v) || plainObject(v)) return walk(v, depth);
-  const json = JSON.stringify(v);
-  return json === undefined ? json : ascii(json);
+  if (Array.isArray(v) || plainObject(v)) walk(out, v, depth);
+  else out.str(ascii(JSON.stringify(v) ?? 'null'));
 }
 
-/** Nesting past which the whole body is left to JSON.stringify, which has its own limit. */
-const MAX_DEPTH = 256;
-
-function walk(v: object, depth: number): string {
+function walk(out: Out, v: object, depth: number): void {
   if (depth >= MAX_DEPTH) throw new RangeError('nested too deeply to walk');
   if (Array.isArray(v)) {
-    let out = '[';
-    for (let i = 0; i < v.length; i++) out += (i === 0 ? '' : ',') + (write(v[i], depth + 1) ?? 'null');
-    return `${out}]`;
+    out.str('[');
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out.str(',');
+      write(out, v[i], depth + 1);
+    }
+    out.str(']');
+    return;
   }
-  let out = '{';
+  out.str('{');
   let first = true;
   for (const k of Object.keys(v)) {
-    const json = write((v as Record<string, unknown>)[k], depth + 1);
-    if (json === undefined) continue;
-    out += `${first ? '' : ','}${k.length >= LONG ? longString(k) : ascii(JSON.stringify(k))}:${json}`;
+    const value = (v as Record<string, unknown>)[k];
+    if (!written(value)) continue;
+    out.str(first ? '' : ',');
+    if (k.length >= LONG) out.bytes(longString(k));
+    else out.str(ascii(JSON.stringify(k)));
+    out.str(':');
+    write(out, value, depth + 1);
     first = false;
   }
-  return `${out}}`;
+  out.str('}');
 }
 
 /**
- * JSON of a body: what JSON.stringify(value) gives (plain objects and arrays, strings, numbers, booleans, null; members
- * that are undefined or functions left out), in ASCII (other characters escaped; it parses to the same value), with the
- * JSON of long texts and of kept parts looked up.
+ * The JSON of a body as bytes: what JSON.stringify(value) gives (plain objects and arrays, strings, numbers, booleans,
+ * null; members that are undefined or functions left out), in ASCII (other characters escaped; it parses to the same
+ * value), with the JSON of long texts and of kept parts looked up.
  */
-export function stringifyBody(value: unknown): string {
+export function stringifyBody(value: unknown): Buffer {
   try {
-    return write(value, 0) ?? 'null';
+    const out = new Out();
+    write(out, value, 0);
+    return out.done();
   } catch (e) {
     // Nesting deeper than MAX_DEPTH: JSON.stringify writes it, or refuses it as it always has.
-    if (e instanceof RangeError) return ascii(JSON.stringify(value) ?? 'null');
+    if (e instanceof RangeError) return Buffer.from(ascii(JSON.stringify(value) ?? 'null'), 'latin1');
     throw e;
   }
 }
@@ -105,5 +155,5 @@ export function stringifyBody(value: unknown): string {
 export function forgetLongTexts(): void {
   young = new Map();
   old = new Map();
-  youngChars = 0;
+  youngBytes = 0;
 }

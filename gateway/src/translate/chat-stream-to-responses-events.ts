@@ -391,7 +391,7 @@ export class ResponsesStreamEncoder {
   private emit(type: string, fields: Record<string, unknown>): void {
     const event = { type, sequence_number: this.sequence++, ...fields };
     // The response object echoes the request (its instructions and tools): written with the JSON of their long parts looked up.
-    this.out += `event: ${type}\ndata: ${fields.response === undefined ? JSON.stringify(event) : stringifyBody(event)}\n\n`;
+    this.out += `event: ${type}\ndata: ${fields.response === undefined ? JSON.stringify(event) : stringifyBody(event).toString('latin1')}\n\n`;
   }
 
   private take(): string {
