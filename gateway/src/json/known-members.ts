@@ -10,6 +10,8 @@ const MIN_BYTES = 4_096;
 const PER_NAME = 4;
 /** Bytes kept in all: when more would be kept, everything is forgotten and kept again as it recurs. */
 const MAX_BYTES = 4 * 1024 * 1024;
+/** Arrays of more elements are not kept: their spans and digests would outweigh their bytes. */
+const MAX_ELEMENTS = 4_096;
 /** Digests of members seen once, remembered so that a second sighting keeps the member. */
 const SEEN_ONCE = 4_096;
 
@@ -46,7 +48,7 @@ export function memberSighted(name: string, b: Buffer, span: Span, digest: strin
   const size = span.end - span.start;
   const first = b[span.start];
   // Only values that end where their bytes end (not a number, whose next byte could extend it).
-  if (size < MIN_BYTES || size > MAX_BYTES || (first !== 0x5b && first !== 0x7b && first !== 0x22)) return;
+  if (size < MIN_BYTES || size > MAX_BYTES || (first !== 0x5b && first !== 0x7b && first !== 0x22) || (elements?.length ?? 0) > MAX_ELEMENTS) return;
   if (!seen.has(digest) && !seenBefore.has(digest)) {
     if (seen.size >= SEEN_ONCE) {
       seenBefore = seen;
@@ -56,7 +58,7 @@ export function memberSighted(name: string, b: Buffer, span: Span, digest: strin
     return;
   }
   if (byName.get(name)?.some((k) => k.digest === digest)) return;
-  if (keptBytes + size > MAX_BYTES) forgetKnownMembers();
+  if (keptBytes + size > MAX_BYTES) forgetKept();
   const list = byName.get(name) ?? [];
   list.unshift({
     bytes: Buffer.from(b.subarray(span.start, span.end)),
@@ -69,8 +71,14 @@ export function memberSighted(name: string, b: Buffer, span: Span, digest: strin
   byName.set(name, list);
 }
 
-/** Forgets every kept member (tests, and when MAX_BYTES is reached). */
-export function forgetKnownMembers(): void {
+function forgetKept(): void {
   byName.clear();
   keptBytes = 0;
+}
+
+/** Forgets every kept member and every sighting (tests). */
+export function forgetKnownMembers(): void {
+  forgetKept();
+  seen = new Set();
+  seenBefore = new Set();
 }

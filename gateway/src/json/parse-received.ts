@@ -3,7 +3,7 @@ import { isAscii } from 'node:buffer';
 import secureJson from 'secure-json-parse';
 import { MIN_BODY_BYTES } from './part-cache.js';
 import { keepPart, keptPart } from './part-values.js';
-import { ReceivedJson, type Span } from './received-json.js';
+import { ReceivedJson, type Span, skipSpace } from './received-json.js';
 
 /** Runs of bytes outside ASCII: each one a whole number of UTF-8 sequences (or invalid bytes), never a JSON delimiter. */
 const NON_ASCII_RUN = /[\x80-\xff]+/g;
@@ -77,12 +77,13 @@ function partOf(bytes: Buffer, span: Span, digest: string): unknown {
 /**
  * An object body parsed part by part: its top-level members found in the bytes, each element of a conversation and
  * each large member taken from the parts kept by their digests (json/part-values.ts), the rest parsed. Undefined when
- * the bytes are not laid out as an object, or have a top-level key the guard refuses: parsed whole instead.
+ * the bytes are not laid out as an object, repeat a top-level key or have one the guard refuses: parsed whole instead.
  * Equal to JSON.parse of the text: the spans are exactly the values, and each part is parsed as JSON.
  */
 function parseByParts(bytes: Buffer): Record<string, unknown> | undefined {
   const raw = ReceivedJson.scan(bytes);
-  if (raw === null) return undefined;
+  // A repeated key's earlier values must be valid JSON too, which only parsing them whole tells.
+  if (raw === null || raw.repeatsKey()) return undefined;
   const out: Record<string, unknown> = {};
   for (const [name, span] of raw.memberSpans()) {
     if (name === '__proto__' || name === 'constructor') return undefined;
@@ -118,7 +119,7 @@ export function parseReceivedJson(bytes: Buffer): unknown {
     const text = bytes.toString('utf8');
     return bom || MAY_HOLD_PROTOTYPE_KEYS.test(text) ? guardedParse(text) : JSON.parse(text);
   }
-  if (!bom && bytes.length >= MIN_BODY_BYTES && bytes[skipSpace(bytes)] === 0x7b) {
+  if (!bom && bytes.length >= MIN_BODY_BYTES && bytes[skipSpace(bytes, 0)] === 0x7b) {
     const value = parseByParts(bytes);
     if (value !== undefined) return value;
   }
@@ -127,10 +128,4 @@ export function parseReceivedJson(bytes: Buffer): unknown {
   const value = bom || MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(textOf(bytes, latin1));
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) ReceivedJson.of(bytes, value as Record<string, unknown>);
   return value;
-}
-
-function skipSpace(b: Buffer): number {
-  let i = 0;
-  while (b[i] === 0x20 || b[i] === 0x0a || b[i] === 0x0d || b[i] === 0x09) i++;
-  return i;
 }

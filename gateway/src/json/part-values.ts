@@ -4,10 +4,14 @@
 // kept: requests share it, and no code may change what another request reads.
 
 /**
- * Bytes of parts held per generation, as received (a parsed part takes two to three times its bytes of heap): the
- * system prompts and tool lists every agent shares, and the latest turns of the conversations in flight.
+ * Bytes of parts held per generation, as received plus ENTRY_BYTES each (a parsed part of some size takes two to three
+ * times its bytes of heap): the system prompts and tool lists every agent shares, and the latest turns of the
+ * conversations in flight.
  */
 const GENERATION_BYTES = 3 * 1024 * 1024;
+
+/** What keeping a part costs beside its bytes: the map's slot, the digest, the record (counted, so tiny parts are bounded too). */
+const ENTRY_BYTES = 160;
 
 interface Kept {
   value: unknown;
@@ -34,7 +38,7 @@ class PartValues {
 
   set(digest: string, value: unknown, bytes: number): void {
     // A part larger than a generation would only push everything else out.
-    if (bytes <= GENERATION_BYTES) this.keep(digest, { value, bytes });
+    if (bytes <= GENERATION_BYTES) this.keep(digest, { value, bytes: bytes + ENTRY_BYTES });
   }
 
   private keep(digest: string, kept: Kept): void {

@@ -470,6 +470,8 @@ describe('parseReceivedJson', () => {
       (b) => ['{"system":[', big, ',', b, '],"tools":[]}'],
       (b) => ['{', b, ':1,"tools":[', big, ']}'],
       (b) => ['{"', b, '":1,"messages":[', big, ']}'],
+      // A repeated key: its earlier value must be JSON too.
+      (b) => ['{"stream":', b, ',"messages":[', big, '],"stream":true}'],
       (b) => ['{"model":', b, ',"messages":[', big, ',', big, ',', big, ',', big, ']}'],
     ];
     fc.assert(

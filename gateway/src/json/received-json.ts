@@ -28,7 +28,7 @@ const CLOSE_BRACKET = 0x5d;
 
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
-function skipSpace(b: Buffer, i: number): number {
+export function skipSpace(b: Buffer, i: number): number {
   while (isSpace(b[i])) i++;
   return i;
 }
@@ -84,6 +84,9 @@ function hasControl(key: Buffer): boolean {
   return false;
 }
 
+/** Member maps of objects that repeat a key: the earlier values are in no span, and only JSON.parse reads them. */
+const repeated = new WeakSet<Map<string, Member>>();
+
 /**
  * The members of the object at `i` (last one wins, as JSON.parse has it), or null when the bytes hold no object there.
  * `known` gives the end of a value it recognises at `start` (-1 when it does not), which spares scanning it.
@@ -110,6 +113,7 @@ function scanObject(b: Buffer, i: number, known: (name: string, start: number) =
     if (end === -1) end = skipValue(b, start);
     if (end === -1) return null;
     // Map.set keeps the first position of a repeated key: its last value wins, where JSON.parse puts it.
+    if (members.has(name)) repeated.add(members);
     members.set(name, { key: { start: i, end: keyEnd }, value: { start, end } });
     i = skipSpace(b, end);
     if (b[i] === COMMA) {
@@ -204,6 +208,12 @@ export class ReceivedJson {
   private members(): Map<string, Member> | null {
     if (this.scanned === undefined) this.scanned = scanObject(this.bytes, skipSpace(this.bytes, this.start), this.recognise);
     return this.scanned;
+  }
+
+  /** Whether a top-level key is repeated (its earlier values are in no span). */
+  repeatsKey(): boolean {
+    const members = this.members();
+    return members !== null && repeated.has(members);
   }
 
   /** Each top-level member's name and the span of its value, in the order JSON.parse gives them (the last value of a repeated key). */

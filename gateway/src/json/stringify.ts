@@ -79,7 +79,12 @@ function plainObject(v: object): boolean {
 /** Whether `v` is written at all as a member (JSON.stringify leaves out undefined, functions and symbols). */
 const written = (v: unknown) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
 
-function write(out: Out, v: unknown, depth: number): void {
+/**
+ * Writes `v`. `memo`: whether the JSON of a kept part may be kept. Within a kept part being written it may not, so a
+ * part's JSON holds its nested parts' JSON once, not once per level (the memo is never more than a copy of the parts
+ * a body reaches from outside them).
+ */
+function write(out: Out, v: unknown, depth: number, memo: boolean): void {
   if (typeof v === 'string') {
     if (v.length >= LONG) out.bytes(longString(v));
     else out.str(ascii(JSON.stringify(v)));
@@ -92,8 +97,12 @@ function write(out: Out, v: unknown, depth: number): void {
   if (isKeptPart(v)) {
     let json = keptJson.get(v);
     if (json === undefined) {
+      if (!memo) {
+        walk(out, v, depth, false);
+        return;
+      }
       const own = new Out();
-      walk(own, v, depth);
+      walk(own, v, depth, false);
       json = own.done();
       if (json.length < LONG) {
         out.str(json.toString('latin1'));
@@ -104,17 +113,22 @@ function write(out: Out, v: unknown, depth: number): void {
     out.bytes(json);
     return;
   }
-  if (Array.isArray(v) || plainObject(v)) walk(out, v, depth);
+  if (Array.isArray(v) || plainObject(v)) walk(out, v, depth, memo);
   else out.str(ascii(JSON.stringify(v) ?? 'null'));
 }
 
-function walk(out: Out, v: object, depth: number): void {
+/** JSON.stringify of an object this writer does not walk (one with toJSON, a boxed value), or null for those it does. */
+function foreignJson(v: object): string | undefined | null {
+  return Array.isArray(v) || isKeptPart(v) || plainObject(v) ? null : JSON.stringify(v);
+}
+
+function walk(out: Out, v: object, depth: number, memo: boolean): void {
   if (depth >= MAX_DEPTH) throw new RangeError('nested too deeply to walk');
   if (Array.isArray(v)) {
     out.str('[');
     for (let i = 0; i < v.length; i++) {
       if (i > 0) out.str(',');
-      write(out, v[i], depth + 1);
+      write(out, v[i], depth + 1, memo);
     }
     out.str(']');
     return;
@@ -124,11 +138,15 @@ function walk(out: Out, v: object, depth: number): void {
   for (const k of Object.keys(v)) {
     const value = (v as Record<string, unknown>)[k];
     if (!written(value)) continue;
+    // A member whose toJSON gives undefined is left out, as JSON.stringify leaves it out.
+    const foreign = value !== null && typeof value === 'object' ? foreignJson(value) : null;
+    if (foreign === undefined) continue;
     out.str(first ? '' : ',');
     if (k.length >= LONG) out.bytes(longString(k));
     else out.str(ascii(JSON.stringify(k)));
     out.str(':');
-    write(out, value, depth + 1);
+    if (foreign === null) write(out, value, depth + 1, memo);
+    else out.str(ascii(foreign));
     first = false;
   }
   out.str('}');
@@ -142,7 +160,7 @@ function walk(out: Out, v: object, depth: number): void {
 export function stringifyBody(value: unknown): Buffer {
   try {
     const out = new Out();
-    write(out, value, 0);
+    write(out, value, 0, true);
     return out.done();
   } catch (e) {
     // Nesting deeper than MAX_DEPTH: JSON.stringify writes it, or refuses it as it always has.
