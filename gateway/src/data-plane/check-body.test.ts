@@ -74,7 +74,7 @@ function sameAsWhole(schema: z.ZodType, parts: SchemaParts, body: Record<string,
   expect(outcome(() => checkBody(schema, parts, body))).toEqual(whole);
   // As received, twice: the second time each element's check is looked up.
   const padded = outcome(() => parseBody(schema, { ...body, padding: 'x'.repeat(5_000) }));
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < 3; round++) {
     const value = received(body);
     expect(outcome(() => checkBody(schema, parts, value))).toEqual(padded);
   }
@@ -91,6 +91,7 @@ describe('checkBody', () => {
 
   it('checks an element sent again once, and one that changed again', () => {
     const body = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }], tools: [{ name: 'Bash' }] };
+    received(body);
     const first = received(body) as { messages: unknown[] };
     expect(isKeptPart(first.messages[0])).toBe(true);
     expect(outcome(() => checkBody(MessagesRequest, MessagesRequestParts, first))).toEqual({ ok: true });

@@ -2,7 +2,7 @@
 import { isAscii } from 'node:buffer';
 import secureJson from 'secure-json-parse';
 import { MIN_BODY_BYTES } from './part-cache.js';
-import { keepPart, keptPart } from './part-values.js';
+import { keepPart, keptPart, sentBefore } from './part-values.js';
 import { ReceivedJson, type Span, skipSpace } from './received-json.js';
 
 /** Runs of bytes outside ASCII: each one a whole number of UTF-8 sequences (or invalid bytes), never a JSON delimiter. */
@@ -67,50 +67,86 @@ const CONVERSATION = new Set(['messages', 'input']);
 /** Other members are kept whole from this size (a system prompt, instructions); smaller ones are parsed each time. */
 const KEPT_MEMBER_BYTES = 1_024;
 
-/** A part's value: the kept one for the same bytes, or parsed and kept. */
-function partOf(bytes: Buffer, span: Span, digest: string): unknown {
-  const kept = keptPart(digest);
-  if (kept !== undefined) return kept;
-  return keepPart(digest, parsePart(bytes.subarray(span.start, span.end)), span.end - span.start);
-}
+/** A top-level member as the body is parsed: a kept array's elements, a kept member, or one parsed each time. */
+type Planned =
+  | { name: string; span: Span; spans: readonly Span[]; digests: readonly string[]; kept: unknown[] }
+  | { name: string; span: Span; digest: string; kept: unknown }
+  | { name: string; span: Span };
 
 /**
- * An object body parsed part by part: its top-level members found in the bytes, each element of a conversation and
- * each large member taken from the parts kept by their digests (json/part-values.ts), the rest parsed. Undefined when
- * the bytes are not laid out as an object, repeat a top-level key or have one the guard refuses: parsed whole instead.
- * Equal to JSON.parse of the text: the spans are exactly the values, and each part is parsed as JSON.
+ * How the body `raw` holds is parsed: each member, with what is kept of it (undefined where a part is new), and the
+ * bytes that are new. Null when a top-level key is one the guard refuses, or repeated (its earlier values must be
+ * valid JSON too, which only parsing them whole tells).
  */
-function parseByParts(bytes: Buffer): Record<string, unknown> | undefined {
-  const raw = ReceivedJson.scan(bytes);
-  // A repeated key's earlier values must be valid JSON too, which only parsing them whole tells.
-  if (raw === null || raw.repeatsKey()) return undefined;
-  const out: Record<string, unknown> = {};
+function plan(raw: ReceivedJson): { members: Planned[]; newBytes: number } | null {
+  if (raw.repeatsKey()) return null;
+  const members: Planned[] = [];
+  let newBytes = 0;
   for (const [name, span] of raw.memberSpans()) {
-    if (name === '__proto__' || name === 'constructor') return undefined;
-    if (KEPT_BY_ELEMENT.has(name) && bytes[span.start] === 0x5b) {
-      const spans = raw.elements(name);
-      const digests = raw.elementDigests(name);
-      if (spans === null || digests === null) return undefined;
-      const elements = new Array<unknown>(spans.length);
-      for (let i = 0; i < spans.length; i++) elements[i] = partOf(bytes, spans[i]!, digests[i]!);
-      out[name] = elements;
+    if (name === '__proto__' || name === 'constructor') return null;
+    const spans = KEPT_BY_ELEMENT.has(name) ? raw.elements(name) : null;
+    const digests = spans === null ? null : raw.elementDigests(name);
+    if (spans !== null && digests !== null) {
+      const kept = digests.map(keptPart);
+      kept.forEach((v, i) => {
+        if (v === undefined) newBytes += spans[i]!.end - spans[i]!.start;
+      });
+      members.push({ name, span, spans, digests, kept });
       // A tool list recurs whole (json/known-members.ts); a conversation grows, and never does.
       if (!CONVERSATION.has(name)) raw.memberDigest(name);
     } else if (span.end - span.start >= KEPT_MEMBER_BYTES) {
-      out[name] = partOf(bytes, span, raw.memberDigest(name)!);
+      const digest = raw.memberDigest(name)!;
+      const kept = keptPart(digest);
+      if (kept === undefined) newBytes += span.end - span.start;
+      members.push({ name, span, digest, kept });
     } else {
-      out[name] = parsePart(bytes.subarray(span.start, span.end));
+      newBytes += span.end - span.start;
+      members.push({ name, span });
+    }
+  }
+  return { members, newBytes };
+}
+
+/** A new part's value, kept (frozen) when it was sent before: what an agent sends again is kept, a one-off part is not. */
+function keptIfSentBefore(digest: string, value: unknown, span: Span): unknown {
+  return sentBefore(digest) ? keepPart(digest, value, span.end - span.start) : value;
+}
+
+/**
+ * The body parsed part by part: the kept parts as kept, the new ones parsed (and kept if sent before). Equal to
+ * JSON.parse of the text: the spans are exactly the values, and each part is parsed as JSON.
+ */
+function parseByParts(bytes: Buffer, raw: ReceivedJson, members: readonly Planned[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const parse = (span: Span) => parsePart(bytes.subarray(span.start, span.end));
+  for (const m of members) {
+    if ('spans' in m) {
+      out[m.name] = m.kept.map((v, i) => (v !== undefined ? v : keptIfSentBefore(m.digests[i]!, parse(m.spans[i]!), m.spans[i]!)));
+    } else if ('digest' in m) {
+      out[m.name] = m.kept !== undefined ? m.kept : keptIfSentBefore(m.digest, parse(m.span), m.span);
+    } else {
+      out[m.name] = parse(m.span);
     }
   }
   raw.bind(out);
   return out;
 }
 
+/** After a whole parse of the body `raw` holds: the parts sent before are kept, frozen, as they are in `value`. */
+function keepPartsSentBefore(value: Record<string, unknown>, members: readonly Planned[]): void {
+  for (const m of members) {
+    const v = value[m.name];
+    if ('spans' in m && Array.isArray(v)) m.kept.forEach((k, i) => k === undefined && keptIfSentBefore(m.digests[i]!, v[i], m.spans[i]!));
+    else if ('digest' in m && m.kept === undefined) keptIfSentBefore(m.digest, v, m.span);
+  }
+}
+
 /**
  * Parses a request body, refusing `__proto__` and `constructor` keys as the admin interface does. Such a key, written
  * plainly or with \u escapes, needs one of three strings; a body with none of them (nearly every body) skips the
  * guard's scans. An object body of SMALL_BODY_BYTES or more is registered with its bytes (see ReceivedJson), and one of
- * MIN_BODY_BYTES or more is parsed by parts, so that what an agent sent at an earlier step is not parsed again.
+ * MIN_BODY_BYTES or more is parsed by parts when most of it was sent before, so that what an agent sent at an earlier
+ * step is not parsed again.
  */
 export function parseReceivedJson(bytes: Buffer): unknown {
   const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
@@ -119,13 +155,21 @@ export function parseReceivedJson(bytes: Buffer): unknown {
     const text = bytes.toString('utf8');
     return bom || MAY_HOLD_PROTOTYPE_KEYS.test(text) ? guardedParse(text) : JSON.parse(text);
   }
-  if (!bom && bytes.length >= MIN_BODY_BYTES && bytes[skipSpace(bytes, 0)] === 0x7b) {
-    const value = parseByParts(bytes);
-    if (value !== undefined) return value;
-  }
+  // Parsed by parts when most of it was sent before; a body mostly new is parsed whole, which costs less.
+  const raw = !bom && bytes.length >= MIN_BODY_BYTES && bytes[skipSpace(bytes, 0)] === 0x7b ? ReceivedJson.scan(bytes) : null;
+  const planned = raw === null ? null : plan(raw);
+  if (raw !== null && planned !== null && planned.newBytes * 2 < bytes.length) return parseByParts(bytes, raw, planned.members);
   // One byte per character, and the same ASCII characters as the UTF-8 text.
   const latin1 = bytes.toString('latin1');
   const value = bom || MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(textOf(bytes, latin1));
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) ReceivedJson.of(bytes, value as Record<string, unknown>);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const body = value as Record<string, unknown>;
+  if (raw !== null && planned !== null) {
+    // The spans and digests found are those of this value: JSON.parse read the same bytes.
+    raw.bind(body);
+    keepPartsSentBefore(body, planned.members);
+  } else {
+    ReceivedJson.of(bytes, body);
+  }
   return value;
 }

@@ -73,7 +73,7 @@ export function perElement<V>(body: Record<string, unknown>, member: string, fac
   const elements = body[member];
   if (!Array.isArray(elements)) return [];
   const digests = cachedBody(body)?.elementDigests(member);
-  if (!digests) return elements.map(compute);
+  if (!digests || digests.length !== elements.length) return elements.map(compute);
   return elements.map((e, i) => factOf(digests[i]!, fact, () => compute(e)));
 }
 

@@ -60,6 +60,26 @@ class PartValues {
 
 const values = new PartValues();
 
+/** Digests of parts parsed once and not kept, per generation: a part is kept the second time it is sent. */
+const SIGHTINGS = 8_192;
+let sighted = new Set<string>();
+let sightedBefore = new Set<string>();
+
+/**
+ * Whether the part with `digest` was parsed before (and is worth keeping). The first time it is not: a body sent once
+ * (a one-off request, an agent's first step) pays no more than parsing, and only what an agent sends again is frozen
+ * and kept.
+ */
+export function sentBefore(digest: string): boolean {
+  if (sighted.has(digest) || sightedBefore.has(digest)) return true;
+  if (sighted.size >= SIGHTINGS) {
+    sightedBefore = sighted;
+    sighted = new Set();
+  }
+  sighted.add(digest);
+  return false;
+}
+
 /** The parsed part whose bytes have `digest`, or undefined when none is kept. */
 export function keptPart(digest: string): unknown {
   return values.get(digest);
@@ -80,9 +100,11 @@ export function keepPart(digest: string, value: unknown, bytes: number): unknown
   return value;
 }
 
-/** Forgets every kept part (tests). */
+/** Forgets every kept part and every sighting (tests). */
 export function clearKeptParts(): void {
   values.clear();
+  sighted = new Set();
+  sightedBefore = new Set();
 }
 
 /** Freezes a parsed JSON value and everything in it, without recursion (a part may nest deeply). */

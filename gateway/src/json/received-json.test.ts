@@ -435,8 +435,8 @@ describe('parseReceivedJson', () => {
         for (const text of [padded, withLarge]) {
           const bytes = Buffer.from(text);
           expect(bytes.length).toBeGreaterThanOrEqual(MIN_BODY_BYTES);
-          // Twice: the second time the parts come from what the first one kept.
-          for (let round = 0; round < 2; round++) {
+          // Three times: the second time the parts are kept, the third they are taken as kept.
+          for (let round = 0; round < 3; round++) {
             const value = parseReceivedJson(bytes) as Record<string, unknown>;
             expect(value).toEqual(JSON.parse(text));
             expect(receivedJsonOf(value)?.bytes).toBe(bytes);
@@ -449,9 +449,13 @@ describe('parseReceivedJson', () => {
 
   it('shares a part between bodies that send the same bytes, frozen all the way down', () => {
     const message = { role: 'user', content: [{ type: 'text', text: 'x'.repeat(5_000) }] };
+    const first = parseReceivedJson(Buffer.from(JSON.stringify({ model: 'first', messages: [message] }))) as { messages: unknown[] };
+    // Sent once, a part is parsed and not kept; the second time it is kept, and from then on shared.
+    expect(Object.isFrozen(first.messages[0])).toBe(false);
     const a = parseReceivedJson(Buffer.from(JSON.stringify({ model: 'a', messages: [message] }))) as { messages: unknown[] };
     const b = parseReceivedJson(Buffer.from(JSON.stringify({ model: 'b', messages: [message, { role: 'assistant', content: 'ok' }] }))) as { messages: unknown[] };
     expect(b.messages[0]).toBe(a.messages[0]);
+    expect(a.messages[0]).not.toBe(first.messages[0]);
     expect(b.messages).not.toBe(a.messages);
     const content = (a.messages[0] as typeof message).content;
     expect(Object.isFrozen(a.messages[0]) && Object.isFrozen(content) && Object.isFrozen(content[0])).toBe(true);
@@ -477,8 +481,12 @@ describe('parseReceivedJson', () => {
     fc.assert(
       fc.property(fc.oneof(fragments, inString), fc.nat(shapes.length - 1), (b, which) => {
         const bytes = Buffer.concat(shapes[which]!(b).map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
-        const padded = bytes.length >= MIN_BODY_BYTES ? bytes : Buffer.concat([Buffer.alloc(MIN_BODY_BYTES, 0x20), bytes]);
-        expect(outcome(() => parseReceivedJson(padded)), `bytes ${b.toString('hex')} in shape ${which}`).toEqual(outcome(() => JSON.parse(padded.toString('utf8'))));
+        // Whitespace before the body, or before its closing brace (then its parts are few of its bytes: parsed by parts).
+        const ahead = Buffer.concat([Buffer.alloc(MIN_BODY_BYTES, 0x20), bytes]);
+        const within = Buffer.concat([bytes.subarray(0, -1), Buffer.alloc(MIN_BODY_BYTES, 0x20), bytes.subarray(-1)]);
+        for (const padded of [ahead, within]) {
+          expect(outcome(() => parseReceivedJson(padded)), `bytes ${b.toString('hex')} in shape ${which}`).toEqual(outcome(() => JSON.parse(padded.toString('utf8'))));
+        }
       }),
       { numRuns: 3000 },
     );

@@ -166,7 +166,6 @@ export class ReceivedJson {
   private readonly digests = new Map<string, string[] | null>();
   private readonly memberDigests = new Map<string, string | null>();
   private readonly start: number;
-  private parsed: Record<string, unknown> | undefined;
   /** Members whose bytes are those of a known member (see known-members.ts), by name, with where they start. */
   private readonly known = new Map<string, { member: KnownMember; start: number }>();
 
@@ -200,7 +199,6 @@ export class ReceivedJson {
 
   /** Registers the value parsed from the bytes (see receivedJsonOf). */
   bind(value: Record<string, unknown>): void {
-    this.parsed = value;
     received.set(value, this);
   }
 
@@ -246,7 +244,11 @@ export class ReceivedJson {
     return digest;
   }
 
-  /** Spans of the elements of the top-level array `key`, one per element of the parsed array, or null. */
+  /**
+   * Spans of the elements of the top-level array `key`, one per element of the parsed array, or null. (The bytes hold
+   * no reference to the value: one would keep every parsed body alive through the registry's weak map until a full
+   * collection, a third more CPU to parse a large body.)
+   */
   elements(key: string): readonly Span[] | null {
     let spans = this.arrays.get(key);
     if (spans === undefined) {
@@ -258,8 +260,6 @@ export class ReceivedJson {
           : span === null
             ? null
             : scanArray(this.bytes, span);
-      const parsed = this.parsed?.[key];
-      if (this.parsed !== undefined && (!Array.isArray(parsed) || spans?.length !== parsed.length)) spans = null;
       this.arrays.set(key, spans);
     }
     return spans;

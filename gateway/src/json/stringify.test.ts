@@ -88,7 +88,10 @@ describe('stringifyBody', () => {
 
   it('looks up the JSON of a kept part instead of writing it again', () => {
     const text = 'a "quoted" line\n'.repeat(100);
-    const body = parseReceivedJson(Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: text }], pad: 'x'.repeat(5_000) }))) as { messages: object[] };
+    const bytes = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: text }], pad: 'x'.repeat(5_000) }));
+    parseReceivedJson(bytes);
+    // Sent again: kept.
+    const body = parseReceivedJson(bytes) as { messages: object[] };
     const message = body.messages[0]!;
     expect(isKeptPart(message)).toBe(true);
     const first = stringifyBody({ messages: [message] });
