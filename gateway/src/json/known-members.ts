@@ -2,6 +2,7 @@
 // Comparing a member's bytes with those of one seen before costs a tenth of digesting them, and spares finding its
 // elements again: a member seen twice with the same digest is kept, bytes, spans and digests, and later bodies that
 // hold the same bytes at a member of that name take them from here.
+import { Generations } from './generations.js';
 import type { Span } from './received-json.js';
 
 /** Members smaller than this are scanned and digested each time: comparing would save little. */
@@ -26,8 +27,7 @@ export interface KnownMember {
 
 const byName = new Map<string, KnownMember[]>();
 let keptBytes = 0;
-let seen = new Set<string>();
-let seenBefore = new Set<string>();
+const seen = new Generations<true>(SEEN_ONCE);
 
 /** The kept member named `name` whose bytes are those of `b` from `start`, if any. */
 export function knownMemberAt(name: string, b: Buffer, start: number): KnownMember | undefined {
@@ -49,12 +49,8 @@ export function memberSighted(name: string, b: Buffer, span: Span, digest: strin
   const first = b[span.start];
   // Only values that end where their bytes end (not a number, whose next byte could extend it).
   if (size < MIN_BYTES || size > MAX_BYTES || (first !== 0x5b && first !== 0x7b && first !== 0x22) || (elements?.length ?? 0) > MAX_ELEMENTS) return;
-  if (!seen.has(digest) && !seenBefore.has(digest)) {
-    if (seen.size >= SEEN_ONCE) {
-      seenBefore = seen;
-      seen = new Set();
-    }
-    seen.add(digest);
+  if (!seen.has(digest)) {
+    seen.set(digest, true);
     return;
   }
   if (byName.get(name)?.some((k) => k.digest === digest)) return;
@@ -79,6 +75,5 @@ function forgetKept(): void {
 /** Forgets every kept member and every sighting (tests). */
 export function forgetKnownMembers(): void {
   forgetKept();
-  seen = new Set();
-  seenBefore = new Set();
+  seen.clear();
 }

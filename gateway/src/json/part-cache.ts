@@ -1,6 +1,7 @@
 // Facts about parts of request bodies (a message, an input item, a tool list), by the digest of the part's bytes. An
 // agent sends its whole conversation again at every step: what an earlier step computed for a part is looked up, and
 // only what is new is computed. A fact is a function of the part's value alone, so a looked-up fact is the fresh one.
+import { Generations } from './generations.js';
 import { receivedJsonOf } from './received-json.js';
 
 /**
@@ -11,36 +12,12 @@ const MAX_PARTS = 16_384;
 
 type Facts = Record<string, unknown>;
 
-/**
- * Two generations: parts go into the young one, a part found in the old one moves up, and when the young one is full it
- * becomes the old one (the old one is dropped). Least recently used parts go first, in constant time per look-up.
- */
-class PartCache {
-  private young = new Map<string, Facts>();
-  private old = new Map<string, Facts>();
-
-  facts(digest: string): Facts {
-    let facts = this.young.get(digest);
-    if (facts !== undefined) return facts;
-    facts = this.old.get(digest) ?? {};
-    if (this.young.size >= MAX_PARTS / 2) {
-      this.old = this.young;
-      this.young = new Map();
-    }
-    this.young.set(digest, facts);
-    return facts;
-  }
-
-  clear(): void {
-    this.young.clear();
-    this.old.clear();
-  }
-}
-
-const cache = new PartCache();
+/** Facts by part digest, least recently used dropped first (see Generations). */
+const cache = new Generations<Facts>(MAX_PARTS / 2);
 
 function factOf<V>(digest: string, fact: string, compute: () => V): V {
-  const facts = cache.facts(digest);
+  let facts = cache.get(digest);
+  if (facts === undefined) cache.set(digest, (facts = {}));
   if (fact in facts) return facts[fact] as V;
   const v = compute();
   facts[fact] = v;

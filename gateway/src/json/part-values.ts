@@ -2,6 +2,7 @@
 // agent sends its whole conversation again at every step: the parts an earlier step sent are taken from here instead of
 // being decoded and parsed again, and only the new ones are parsed. A part is frozen, all the way down, before it is
 // kept: requests share it, and no code may change what another request reads.
+import { Generations } from './generations.js';
 
 /**
  * Bytes of parts held per generation, as received plus ENTRY_BYTES each (a parsed part of some size takes two to three
@@ -18,52 +19,12 @@ interface Kept {
   bytes: number;
 }
 
-/**
- * Two generations by bytes: parts go into the young one, a part found in the old one moves up, and when the young one
- * holds GENERATION_BYTES it becomes the old one (the old one is dropped). Least recently used parts go first.
- */
-class PartValues {
-  private young = new Map<string, Kept>();
-  private old = new Map<string, Kept>();
-  private youngBytes = 0;
-
-  get(digest: string): unknown {
-    const kept = this.young.get(digest);
-    if (kept !== undefined) return kept.value;
-    const aged = this.old.get(digest);
-    if (aged === undefined) return undefined;
-    this.keep(digest, aged);
-    return aged.value;
-  }
-
-  set(digest: string, value: unknown, bytes: number): void {
-    // A part larger than a generation would only push everything else out.
-    if (bytes <= GENERATION_BYTES) this.keep(digest, { value, bytes: bytes + ENTRY_BYTES });
-  }
-
-  private keep(digest: string, kept: Kept): void {
-    if (this.youngBytes + kept.bytes > GENERATION_BYTES) {
-      this.old = this.young;
-      this.young = new Map();
-      this.youngBytes = 0;
-    }
-    this.young.set(digest, kept);
-    this.youngBytes += kept.bytes;
-  }
-
-  clear(): void {
-    this.young.clear();
-    this.old.clear();
-    this.youngBytes = 0;
-  }
-}
-
-const values = new PartValues();
+/** Kept parts by digest, GENERATION_BYTES per generation (see Generations). */
+const values = new Generations<Kept>(GENERATION_BYTES, (kept) => kept.bytes);
 
 /** Digests of parts parsed once and not kept, per generation: a part is kept the second time it is sent. */
 const SIGHTINGS = 8_192;
-let sighted = new Set<string>();
-let sightedBefore = new Set<string>();
+const sighted = new Generations<true>(SIGHTINGS);
 
 /**
  * Whether the part with `digest` was parsed before (and is worth keeping). The first time it is not: a body sent once
@@ -71,18 +32,14 @@ let sightedBefore = new Set<string>();
  * and kept.
  */
 export function sentBefore(digest: string): boolean {
-  if (sighted.has(digest) || sightedBefore.has(digest)) return true;
-  if (sighted.size >= SIGHTINGS) {
-    sightedBefore = sighted;
-    sighted = new Set();
-  }
-  sighted.add(digest);
+  if (sighted.has(digest)) return true;
+  sighted.set(digest, true);
   return false;
 }
 
 /** The parsed part whose bytes have `digest`, or undefined when none is kept. */
 export function keptPart(digest: string): unknown {
-  return values.get(digest);
+  return values.get(digest)?.value;
 }
 
 /** Kept parts and every object in them: frozen all the way down, so whatever is computed from one holds as long as it lives. */
@@ -96,15 +53,15 @@ export function isKeptPart(value: unknown): value is object {
 /** Keeps `value` (parsed from `bytes` bytes whose digest is `digest`), frozen, and returns it. */
 export function keepPart(digest: string, value: unknown, bytes: number): unknown {
   deepFreeze(value);
-  values.set(digest, value, bytes);
+  // A part larger than a generation would only push everything else out.
+  if (bytes <= GENERATION_BYTES) values.set(digest, { value, bytes: bytes + ENTRY_BYTES });
   return value;
 }
 
 /** Forgets every kept part and every sighting (tests). */
 export function clearKeptParts(): void {
   values.clear();
-  sighted = new Set();
-  sightedBefore = new Set();
+  sighted.clear();
 }
 
 /** Freezes a parsed JSON value and everything in it, without recursion (a part may nest deeply). */

@@ -3,6 +3,7 @@
 // character for escapes, and turning a long string into bytes costs more still (Node 20 encodes strings to UTF-8 at
 // well under 1 GB/s, and flattens a string built by concatenation first). An agent sends the same texts at every
 // step: their JSON is kept as bytes, and a body is the concatenation of such bytes and of the little that is new.
+import { Generations } from './generations.js';
 import { isKeptPart } from './part-values.js';
 
 /** Texts (and kept parts' JSON) from this length are kept as bytes; shorter ones cost less to write than to look up. */
@@ -10,9 +11,8 @@ const LONG = 512;
 /** Bytes of JSON kept per generation for long texts (two generations, least recently used dropped first). */
 const GENERATION_BYTES = 2 * 1024 * 1024;
 
-let young = new Map<string, Buffer>();
-let old = new Map<string, Buffer>();
-let youngBytes = 0;
+/** JSON bytes of long strings, by the string (see Generations). */
+const longStrings = new Generations<Buffer>(GENERATION_BYTES, (json) => json.length);
 
 /** Any character outside ASCII (JSON writes them as they are). */
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -29,16 +29,8 @@ function ascii(json: string): string {
 
 /** JSON of a long string as bytes, looked up by the string (equal strings, equal JSON). */
 function longString(s: string): Buffer {
-  let json = young.get(s);
-  if (json !== undefined) return json;
-  json = old.get(s) ?? Buffer.from(ascii(JSON.stringify(s)), 'latin1');
-  if (youngBytes + json.length > GENERATION_BYTES) {
-    old = young;
-    young = new Map();
-    youngBytes = 0;
-  }
-  young.set(s, json);
-  youngBytes += json.length;
+  let json = longStrings.get(s);
+  if (json === undefined) longStrings.set(s, (json = Buffer.from(ascii(JSON.stringify(s)), 'latin1')));
   return json;
 }
 
@@ -171,7 +163,5 @@ export function stringifyBody(value: unknown): Buffer {
 
 /** Forgets the JSON of long texts (tests). */
 export function forgetLongTexts(): void {
-  young = new Map();
-  old = new Map();
-  youngBytes = 0;
+  longStrings.clear();
 }
