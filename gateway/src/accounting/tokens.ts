@@ -1,3 +1,4 @@
+import { DIALECT_MEMBERS } from '../contract/dialect-members.js';
 import { countTokens } from '../tokenizer/o200k.js';
 
 /*
@@ -36,6 +37,11 @@ export const PER_INPUT_OVERHEAD_TOKENS = 4;
  * Gemini 258 per 768 px tile of an image scaled to at most 3072 px = 4,128.
  */
 export const IMAGE_TOKENS_UPPER_BOUND = 6_144;
+/**
+ * A document or file sent by URL or id may be as long as the model's context: it counts this many tokens, which the
+ * worst case then caps at each target's context window (accounting/cost.ts), so it is priced at that window.
+ */
+export const FILE_BY_REFERENCE_TOKENS = 10_000_000;
 /** gpt-4o-mini bills images at 2,833 + 5,667 per tile (to match gpt-4o's price): 2,833 + 8 x 5,667. */
 export const GPT_4O_MINI_IMAGE_TOKENS_UPPER_BOUND = 48_169;
 
@@ -69,37 +75,73 @@ function isImagePart(o: Record<string, unknown>): boolean {
   return (typeof o.type === 'string' && IMAGE_PART_TYPES.has(o.type)) || (o.type === undefined && 'image_url' in o);
 }
 
-/** What a part of a prompt counts towards the bound: bytes of its strings, the strings, the images. */
+/** What a part of a prompt counts towards the bound: bytes of its strings, the strings, the images, files of unknown size. */
 export interface Tally {
   bytes: number;
   strings: number;
   images: number;
+  /** Documents and files sent by URL or id: their size is unknown here. */
+  files: number;
 }
 
 /** The tally of one message (any JSON value): what the bound counts of it besides the per-message overhead. */
 export function tallyOf(message: unknown): Tally {
-  const t: Tally = { bytes: 0, strings: 0, images: 0 };
+  const t: Tally = { bytes: 0, strings: 0, images: 0, files: 0 };
   tallyBytes(message, t);
   return t;
 }
 
-/** Adds the bytes of every string inside `value`; image parts count as images, whatever their URL or data. */
-function tallyBytes(value: unknown, t: Tally, depth = 0): void {
-  if (typeof value === 'string') {
-    t.bytes += Buffer.byteLength(value, 'utf8');
-    t.strings += 1;
-  } else if (typeof value === 'number' || typeof value === 'boolean') {
-    t.bytes += String(value).length;
-    t.strings += 1;
-  } else if (value !== null && typeof value === 'object' && depth < 64) {
-    if (Array.isArray(value)) {
-      for (const v of value) tallyBytes(v, t, depth + 1);
-    } else if (isImagePart(value as Record<string, unknown>)) {
-      t.images += 1;
-    } else {
-      for (const v of Object.values(value)) tallyBytes(v, t, depth + 1);
+/** A document or file the upstream fetches or looks up itself (by URL or id), not sent inline. */
+function isFileByReference(o: Record<string, unknown>): boolean {
+  if (o.type === 'document' || o.type === 'container_upload') {
+    const source = o.source;
+    if (source !== null && typeof source === 'object' && !Array.isArray(source)) {
+      const type = (source as Record<string, unknown>).type;
+      return type === 'url' || type === 'file';
+    }
+    return typeof o.file_id === 'string';
+  }
+  return (typeof o.file_id === 'string' || typeof o.file_url === 'string') && o.file_data === undefined;
+}
+
+/**
+ * Adds the bytes of every string, number and client-named key inside `value`, at any depth (no recursion); image parts
+ * count as images whatever their URL or data, documents and files by reference as files.
+ */
+function tallyBytes(root: unknown, t: Tally): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      t.bytes += Buffer.byteLength(value, 'utf8');
+      t.strings += 1;
+    } else if (typeof value === 'number' || typeof value === 'boolean') {
+      t.bytes += String(value).length;
+      t.strings += 1;
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
+    } else if (value !== null && typeof value === 'object') {
+      const o = value as Record<string, unknown>;
+      if (isImagePart(o)) {
+        t.images += 1;
+      } else if (isFileByReference(o)) {
+        t.files += 1;
+      } else {
+        for (const key of Object.keys(o)) {
+          // The model reads the keys of objects the client names (tool inputs); the dialect's own are markup.
+          if (!DIALECT_MEMBERS.has(key)) t.bytes += Buffer.byteLength(key, 'utf8');
+          stack.push(o[key]);
+        }
+      }
     }
   }
+}
+
+/** The values of the members of `body` not named in `counted`: what a bound tallies as `rest`. */
+export function membersBesides(body: Record<string, unknown>, counted: ReadonlySet<string>): unknown[] {
+  const out: unknown[] = [];
+  for (const key of Object.keys(body)) if (!counted.has(key)) out.push(key, body[key]);
+  return out;
 }
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
@@ -113,15 +155,18 @@ export interface BoundParts {
   tallies?: readonly Tally[];
   /** toolsBytes(tools) when the request has tools and no legacy functions. */
   toolsBytes?: number;
+  /** The members of the request besides the conversation and tools (tallied whole: everything the upstream reads counts). */
+  rest?: unknown;
 }
 
 /**
  * A number of prompt tokens no upstream tokenizer can exceed for this request (see the note at the top of this file).
  * `imageTokens` overrides the per-image worst case (default: imageTokensUpperBound(body.model)).
- * File parts (PDFs) count their data bytes, a best effort: a compressed document's bytes do not bound its text.
+ * File parts sent inline (PDFs) count their data bytes, a best effort: a compressed document's bytes do not bound its text;
+ * files by URL or id count FILE_BY_REFERENCE_TOKENS.
  */
 export function promptTokensUpperBound(body: PromptRequest, options: { imageTokens?: number } & BoundParts = {}): number {
-  const t: Tally = { bytes: 0, strings: 0, images: 0 };
+  const t: Tally = { bytes: 0, strings: 0, images: 0, files: 0 };
   let overhead = REQUEST_OVERHEAD_TOKENS;
   const messages = body.messages ?? [];
   const tallies = options.tallies;
@@ -134,8 +179,10 @@ export function promptTokensUpperBound(body: PromptRequest, options: { imageToke
       t.bytes += known.bytes;
       t.strings += known.strings;
       t.images += known.images;
+      t.files += known.files;
     }
   }
+  if (options.rest !== undefined) tallyBytes(options.rest, t);
   const functions = body.functions ?? [];
   const tools = functions.length === 0 ? (body.tools ?? []) : [...(body.tools ?? []), ...functions];
   if (tools.length > 0) {
@@ -145,7 +192,7 @@ export function promptTokensUpperBound(body: PromptRequest, options: { imageToke
   if (body.response_format !== undefined && body.response_format !== null) t.bytes += jsonBytes(body.response_format);
   overhead += embeddingsInputBound(body.input);
   const perImage = options.imageTokens ?? imageTokensUpperBound(body.model);
-  return t.bytes + t.strings * PER_STRING_OVERHEAD_TOKENS + t.images * perImage + overhead;
+  return t.bytes + t.strings * PER_STRING_OVERHEAD_TOKENS + t.images * perImage + t.files * FILE_BY_REFERENCE_TOKENS + overhead;
 }
 
 /** Embeddings inputs: text counts its bytes, token-id arrays count their length. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type PromptRequest, promptTokensUpperBound } from '../accounting/tokens.js';
+import { type PromptRequest, membersBesides, promptTokensUpperBound } from '../accounting/tokens.js';
 import { PII_TYPES, type PiiPart, type PiiType } from '../contract/policies.js';
 import { chatPolicyView } from '../data-plane/dialects/chat-completions/chat-policy-view.js';
 import { messagesPolicyView } from '../data-plane/dialects/messages/messages-policy-view.js';
@@ -109,7 +109,7 @@ const DIALECTS: Dialect[] = [
     member: 'messages',
     message: chatMessage,
     rest: fc.record({ model, tools: fc.option(chatTools, { nil: undefined }), user: fc.option(text, { nil: undefined }) }).map(strip),
-    bound: (body) => promptTokensUpperBound(body as PromptRequest),
+    bound: (body) => promptTokensUpperBound(body as PromptRequest, { rest: membersBesides(body, new Set(['model', 'messages', 'tools', 'functions', 'response_format'])) }),
   },
   {
     name: 'messages',
@@ -122,7 +122,8 @@ const DIALECTS: Dialect[] = [
     bound: (body) => {
       const messages = body.messages as unknown[];
       const all = body.system === undefined ? messages : [{ content: body.system }, ...messages];
-      return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] });
+      const rest = membersBesides(body, new Set(['model', 'system', 'messages', 'tools']));
+      return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] }, { rest });
     },
   },
   {
@@ -141,8 +142,9 @@ const DIALECTS: Dialect[] = [
       .map(strip),
     bound: (body) => {
       const items = body.input as unknown[];
-      const all = typeof body.instructions === 'string' ? [{ content: body.instructions }, ...items] : items;
-      return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format });
+      const all = body.instructions != null ? [{ content: body.instructions }, ...items] : items;
+      const rest = membersBesides(body, new Set(['model', 'instructions', 'input', 'tools', 'text']));
+      return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format }, { rest });
     },
   },
 ];

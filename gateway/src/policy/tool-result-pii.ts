@@ -3,7 +3,7 @@
 import type { PiiType, Policy } from '../contract/index.js';
 import { applyPiiRules } from './pii-rules.js';
 import { type TextWalker } from './pii/index.js';
-import { isObject, visitField } from './pii/request-texts.js';
+import { visitAll } from './pii/walk-all.js';
 
 /** Each policy list as it reads results: `block` becomes `redact`, the rest unchanged (kept per list: plans reuse theirs). */
 const redacting = new WeakMap<readonly Policy[], Policy[]>();
@@ -17,26 +17,13 @@ function asRedacting(policies: readonly Policy[]): Policy[] {
   return out;
 }
 
-/** A content block: text, or an embedded resource with text. */
-function visitBlock(block: unknown, visit: Parameters<TextWalker>[1]): void {
-  if (!isObject(block)) return;
-  visitField(block, 'text', visit);
-  if (isObject(block.resource)) visitField(block.resource, 'text', visit);
-}
-
-/** Texts of an MCP result: tools/call content and structuredContent, resources/read contents, prompts/get messages. */
+/**
+ * An MCP result read whole (tools/call content of any block type and structuredContent, resources/read contents,
+ * prompts/get messages, and whatever a newer protocol version adds): everything the client will read.
+ */
 const walkResult: TextWalker = (body, visit, scope) => {
   if (!scope.has('user')) return;
-  if (Array.isArray(body.content)) for (const b of body.content) visitBlock(b, visit);
-  if (Array.isArray(body.contents)) for (const c of body.contents) visitBlock(c, visit);
-  if (Array.isArray(body.messages)) for (const m of body.messages) if (isObject(m)) visitBlock(m.content, visit);
-  if (body.structuredContent !== undefined) {
-    // As JSON text under the field name the PII module decodes ("arguments"), then back to the object.
-    const holder: Record<string, unknown> = { arguments: JSON.stringify(body.structuredContent) };
-    const before = holder.arguments;
-    visitField(holder, 'arguments', visit);
-    if (holder.arguments !== before) body.structuredContent = JSON.parse(holder.arguments as string);
-  }
+  for (const key of Object.keys(body)) visitAll(body, key, visit, key);
 };
 
 /** The result with the PII every scanning policy looks for redacted (a copy when anything changed), and the types found. */

@@ -5,42 +5,68 @@
  */
 export type LabelledStringMap = (value: string, label: string | undefined) => string;
 
-/** Maps every string (keys included) of a JSON text; undefined when the text is not JSON, the input when nothing changed. */
+/** A JSON string literal, a number, or a bracket, colon or comma: the tokens of a JSON text but whitespace and literals. */
+const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]:,]/g;
+
+/** Numbers shorter than this hold no phone, card, account or id number. */
+const NUMBER_TEXT_MIN = 7;
+
+/**
+ * Maps every string of a JSON text, keys included, as the text spells them: a repeated key's every value and a
+ * `__proto__` key are read as any other (an upstream parser may keep the first value, merge them, or match keys without
+ * case), and numbers long enough to be a phone or card number are read as their digits (a replaced number becomes a
+ * string). Undefined when the text is not JSON; the input when nothing changed.
+ */
 export function mapJsonStrings(json: string, map: LabelledStringMap): string | undefined {
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(json);
+    JSON.parse(json);
   } catch {
     return undefined;
   }
-  let changed = false;
-  const mapString = (s: string, label: string | undefined): string => {
-    const mapped = map(s, label);
-    if (mapped !== s) changed = true;
-    return mapped;
+  // The label of each open container (the key it sits under), and for objects the current key and whether one is due.
+  const labels: Array<string | undefined> = [];
+  const inObject: boolean[] = [];
+  let key: string | undefined;
+  let keyDue = false;
+  let out: string[] | null = null;
+  let copied = 0;
+  const replace = (start: number, end: number, text: string) => {
+    out ??= [];
+    out.push(json.slice(copied, start), text);
+    copied = end;
   };
-  // Iterative, so deeply nested arguments cannot overflow the stack.
-  const root: { value: unknown } = { value: parsed };
-  const stack: Array<{ holder: Record<string, unknown> | unknown[]; key: string | number; label: string | undefined }> = [
-    { holder: root as unknown as Record<string, unknown>, key: 'value', label: undefined },
-  ];
-  while (stack.length > 0) {
-    const { holder, key, label } = stack.pop()!;
-    const value = (holder as Record<string | number, unknown>)[key];
-    if (typeof value === 'string') {
-      (holder as Record<string | number, unknown>)[key] = mapString(value, label);
-    } else if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) stack.push({ holder: value, key: i, label });
-    } else if (typeof value === 'object' && value !== null) {
-      const source = value as Record<string, unknown>;
-      const rebuilt: Record<string, unknown> = {};
-      for (const k of Object.keys(source)) {
-        const newKey = mapString(k, undefined);
-        rebuilt[newKey] = source[k];
-        stack.push({ holder: rebuilt, key: newKey, label: k });
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(json); m !== null; m = TOKEN.exec(json)) {
+    const token = m[0];
+    const start = m.index;
+    const c = token.charCodeAt(0);
+    if (c === 0x22 /* " */) {
+      const value = token.indexOf('\\') === -1 ? token.slice(1, -1) : (JSON.parse(token) as string);
+      const isKey = keyDue;
+      const label = isKey ? undefined : inObject[inObject.length - 1] ? key : labels[labels.length - 1];
+      const mapped = map(value, label);
+      if (mapped !== value) replace(start, start + token.length, JSON.stringify(mapped));
+      if (isKey) {
+        key = value;
+        keyDue = false;
       }
-      (holder as Record<string | number, unknown>)[key] = rebuilt;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      labels.push(inObject[inObject.length - 1] ? key : labels[labels.length - 1]);
+      inObject.push(c === 0x7b);
+      keyDue = c === 0x7b;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      labels.pop();
+      inObject.pop();
+      keyDue = false;
+    } else if (c === 0x2c /* , */) {
+      keyDue = inObject[inObject.length - 1] === true;
+    } else if (c !== 0x3a /* : */ && token.length >= NUMBER_TEXT_MIN) {
+      const label = inObject[inObject.length - 1] ? key : labels[labels.length - 1];
+      const mapped = map(token, label);
+      if (mapped !== token) replace(start, start + token.length, JSON.stringify(mapped));
     }
   }
-  return changed ? JSON.stringify(root.value) : json;
+  if (out === null) return json;
+  (out as string[]).push(json.slice(copied));
+  return (out as string[]).join('');
 }

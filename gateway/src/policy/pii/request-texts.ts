@@ -1,8 +1,9 @@
 import { PII_PARTS, type PiiPart } from '../../contract/policies.js';
+import { visitAll } from './walk-all.js';
 
 /**
- * Visits every piece of text an OpenAI chat completions or embeddings request carries. The visitor may return a
- * replacement, which is written back in place; the walker never throws on unexpected shapes, it skips them.
+ * Visits a piece of text of a request (`field` names the member it came from). The visitor may return a replacement,
+ * which is written back in place; the walkers never throw on unexpected shapes, they read them whole.
  */
 export type TextVisitor = (text: string, field: string) => string | undefined;
 
@@ -24,78 +25,63 @@ export function visitField(holder: Json, key: string, visit: TextVisitor, field 
   if (replaced !== undefined && replaced !== value) holder[key] = replaced;
 }
 
-/** `content` as a string or as an array of parts; text lives in `text` (and `refusal`) of any part. */
-export function visitContent(holder: Json, key: string, visit: TextVisitor): void {
-  const content = holder[key];
-  if (typeof content === 'string') {
-    visitField(holder, key, visit);
-  } else if (Array.isArray(content)) {
-    for (const part of content) {
-      if (!isObject(part)) continue;
-      visitField(part, 'text', visit);
-      visitField(part, 'refusal', visit);
-    }
-  }
-}
-
-function visitMessage(message: Json, visit: TextVisitor): void {
-  visitContent(message, 'content', visit);
-  visitField(message, 'refusal', visit);
-  // Participant names are forwarded too, and people put their e-mail address there.
-  visitField(message, 'name', visit);
-  if (Array.isArray(message.tool_calls)) {
-    for (const call of message.tool_calls) {
-      if (isObject(call) && isObject(call.function)) visitField(call.function, 'arguments', visit);
-    }
-  }
-  // The deprecated single function call of older clients.
-  if (isObject(message.function_call)) visitField(message.function_call, 'arguments', visit);
-}
-
 /** The part of a request a chat message belongs to: tool results count as user input. */
-function partOf(role: unknown): PiiPart {
+export function roleScope(role: unknown): PiiPart {
   return role === 'assistant' ? 'assistant' : role === 'system' || role === 'developer' ? 'system' : 'user';
 }
 
-/** Every string inside a JSON value (tool schemas), at any depth. */
-export function visitStrings(holder: Json | unknown[], visit: TextVisitor, field: string, depth = 0): void {
-  if (depth > 64) return;
-  const keys = Array.isArray(holder) ? holder.keys() : Object.keys(holder);
-  for (const k of keys) {
-    const h = holder as Record<string | number, unknown>;
-    const v = h[k];
-    if (typeof v === 'string') {
-      const r = visit(v, field);
-      if (r !== undefined && r !== v) h[k] = r;
-    } else if (typeof v === 'object' && v !== null) visitStrings(v as Json, visit, field, depth + 1);
+/**
+ * Visits each element of the conversation `body[key]` whole (visitAll) when the part it belongs to (`partOf`) is in scope;
+ * anything but an array is read whole as user input.
+ */
+export function visitConversation(body: Json, key: string, visit: TextVisitor, scope: PiiScope, partOf: (element: Json) => PiiPart | null): void {
+  const list = body[key];
+  if (!Array.isArray(list)) {
+    if (scope.has('user')) visitAll(body, key, visit, key);
+    return;
+  }
+  for (let i = 0; i < list.length; i++) {
+    const element = list[i];
+    const part = isObject(element) ? partOf(element) : 'user';
+    if (part !== null && scope.has(part)) visitAll(list, i, visit, key);
   }
 }
 
+/**
+ * An OpenAI Chat Completions or Embeddings request. Every member is read (the fail-closed rule: what the upstream reads,
+ * the checks read): messages whole, under their role's part; tool definitions and the response schema under `tools`;
+ * every other member but `model` as user input (end-user ids, metadata, predicted outputs, embeddings input).
+ */
 export function visitRequestTexts(body: unknown, visit: TextVisitor, scope: PiiScope = EVERY_PART): void {
   if (!isObject(body)) return;
-  if (Array.isArray(body.messages)) {
-    for (const message of body.messages) if (isObject(message) && scope.has(partOf(message.role))) visitMessage(message, visit);
-  }
-  if (scope.has('tools') && Array.isArray(body.tools)) {
-    for (const tool of body.tools) if (isObject(tool) && isObject(tool.function)) visitStrings(tool.function, visit, 'tools');
-  }
-  if (!scope.has('user')) return;
-  // End-user ids and metadata values travel upstream with the request.
-  visitField(body, 'user', visit);
-  visitField(body, 'safety_identifier', visit);
-  if (isObject(body.metadata)) for (const key of Object.keys(body.metadata)) visitField(body.metadata, key, visit);
-  // Predicted outputs are text the client sends along.
-  if (isObject(body.prediction)) visitContent(body.prediction, 'content', visit);
-  // Embeddings: a string or an array of strings; arrays of token ids are numbers and carry no text.
-  if (typeof body.input === 'string') {
-    visitField(body, 'input', visit);
-  } else if (Array.isArray(body.input)) {
-    const input = body.input;
-    for (let i = 0; i < input.length; i++) {
-      const item = input[i];
-      if (typeof item !== 'string') continue;
-      const replaced = visit(item, 'input');
-      if (replaced !== undefined && replaced !== item) input[i] = replaced;
+  for (const key of Object.keys(body)) {
+    switch (key) {
+      case 'model':
+        break;
+      case 'messages':
+        visitConversation(body, key, visit, scope, (m) => roleScope(m.role));
+        break;
+      case 'tools':
+      case 'functions':
+      case 'response_format':
+        if (scope.has('tools')) visitAll(body, key, visit, key);
+        break;
+      case 'input':
+        if (scope.has('user')) visitEmbeddingsInput(body, visit);
+        break;
+      default:
+        if (scope.has('user')) visitAll(body, key, visit, key);
     }
+  }
+}
+
+/** Embeddings input: a string, strings, or token ids (numbers the model reads as tokens, not as digits). */
+function visitEmbeddingsInput(body: Json, visit: TextVisitor): void {
+  const input = body.input;
+  if (!Array.isArray(input)) return visitAll(body, 'input', visit, 'input');
+  for (let i = 0; i < input.length; i++) {
+    const item = input[i];
+    if (typeof item === 'number' || (Array.isArray(item) && item.every((t) => typeof t === 'number'))) continue;
+    visitAll(input, i, visit, 'input');
   }
 }

@@ -41,9 +41,11 @@ describe('scanRequestPii', () => {
     expect(scanRequestPii(chatRequest(), PII_TYPES)).toEqual(['email', 'phone', 'credit_card', 'ssn', 'ip_address', 'secret']);
   });
 
-  it('ignores image URLs', () => {
+  it('reads image URLs, which the provider receives, but not the data of an inline image', () => {
     const body = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `https://x.io/?u=${EMAIL}` } }] }] };
-    expect(scanRequestPii(body, PII_TYPES)).toEqual([]);
+    expect(scanRequestPii(body, PII_TYPES)).toEqual(['email']);
+    const inline = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${EMAIL}` } }] }] };
+    expect(scanRequestPii(inline, PII_TYPES)).toEqual([]);
   });
 
   it('scans message names, the end-user id and metadata values, which are forwarded upstream', () => {
@@ -99,7 +101,8 @@ describe('redactRequestPii', () => {
     expect(messages[1].content[0].text).toBe('Server [REDACTED:IP_ADDRESS] is ours.');
     expect(messages[2].content[0].text).toBe('My card is [REDACTED:CREDIT_CARD].');
     expect(messages[2].name).toBe('[REDACTED:EMAIL]');
-    expect(messages[2].content[1]).toEqual(before.messages && (before as any).messages[2].content[1]);
+    // An image URL goes to the provider, which fetches it: it is read and redacted as any text.
+    expect(messages[2].content[1].image_url.url).toBe('https://img.example.com/a.png?owner=[REDACTED:EMAIL]');
     expect(JSON.parse(messages[3].tool_calls[0].function.arguments)).toEqual({
       note: 'call\n[REDACTED:PHONE]',
       password: '[REDACTED:SECRET]',

@@ -6,6 +6,7 @@ import type { DataPlane } from '../../data-plane.js';
 import { ChatCompletionRequest } from '../../../contract/data-plane-requests.js';
 import { ClientAbort } from '../../client-abort.js';
 import { fastValidChat } from '../../fast-validate.js';
+import { checkKeyCase } from '../../key-case.js';
 import { parseBody } from '../../parse-body.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
@@ -16,6 +17,7 @@ export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unkn
   const ctx = ex.ctx;
   // Ordinary bodies pass the hand-written check; anything else (and every error message) is zod's.
   const body = fastValidChat(rawBody) ? (rawBody as ChatCompletionRequest) : parseBody(ChatCompletionRequest, rawBody);
+  checkKeyCase(body);
   // A message without content is refused as OpenAI refuses it, whichever provider serves the model.
   const messages = body.messages as OpenAIChatRequest['messages'];
   for (let i = 0; i < messages.length; i++) checkContentPresent(messages[i]!, `messages[${i}]`);

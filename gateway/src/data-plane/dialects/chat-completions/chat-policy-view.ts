@@ -1,14 +1,17 @@
 // How the checks read a Chat Completions request.
-import { type PromptRequest, promptTokensUpperBound, requestedMaxOutputTokens } from '../../../accounting/tokens.js';
+import { type PromptRequest, membersBesides, promptTokensUpperBound, requestedMaxOutputTokens } from '../../../accounting/tokens.js';
 import { visitRequestTexts } from '../../../policy/pii/request-texts.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 import { boundParts, retryPart } from '../../../policy/part-facts.js';
+
+/** What the bound counts by name; every other member is tallied whole. */
+const COUNTED: ReadonlySet<string> = new Set(['model', 'messages', 'tools', 'functions', 'response_format']);
 
 export const chatPolicyView: PolicyView = {
   endpoint: 'chat.completions',
   producesOutput: true,
   visitTexts: visitRequestTexts,
-  promptTokensUpperBound: (body) => promptTokensUpperBound(body as PromptRequest, boundParts(body, 'messages')),
+  promptTokensUpperBound: (body) => promptTokensUpperBound(body as PromptRequest, { ...boundParts(body, 'messages'), rest: membersBesides(body, COUNTED) }),
   requestedMaxOutputTokens: (body) => requestedMaxOutputTokens(body as PromptRequest),
   answers: (body) => (typeof body.n === 'number' && body.n > 1 ? body.n : 1),
   retrySubject: (body) => [body.model, retryPart(body, 'messages')],

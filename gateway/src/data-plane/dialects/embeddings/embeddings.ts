@@ -4,6 +4,7 @@ import { type PricedTarget, actualCost, admit, withFallback } from '../../admiss
 import type { DataPlane } from '../../data-plane.js';
 import { ClientAbort } from '../../client-abort.js';
 import { fastValidEmbeddings } from '../../fast-validate.js';
+import { checkKeyCase } from '../../key-case.js';
 import { parseBody } from '../../parse-body.js';
 import { EmbeddingsRequest } from '../../../contract/data-plane-requests.js';
 import { type Exchange, sendJson } from '../../exchange.js';
@@ -13,6 +14,7 @@ import { embeddingsPolicyView } from './embeddings-policy-view.js';
 export async function embeddings(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
   const ctx = ex.ctx;
   const body = fastValidEmbeddings(rawBody) ? (rawBody as EmbeddingsRequest) : parseBody(EmbeddingsRequest, rawBody);
+  checkKeyCase(body);
   const a = await admit(dp, ctx, body, embeddingsPolicyView);
   const abort = new ClientAbort(ex.res);
   try {

@@ -1,54 +1,45 @@
 // How the checks read an Anthropic Messages request.
-import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/tokens.js';
+import { type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
-import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitField, visitStrings } from '../../../policy/pii/request-texts.js';
+import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitConversation } from '../../../policy/pii/request-texts.js';
+import { visitAll } from '../../../policy/pii/walk-all.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 
 type Json = Record<string, unknown>;
 
-/** Text of content: a string, or blocks (text, tool results and their blocks, tool inputs, plain-text documents). */
-function visitContent(holder: Json, key: string, visit: TextVisitor): void {
-  const content = holder[key];
-  if (typeof content === 'string') {
-    visitField(holder, key, visit);
-    return;
-  }
-  if (!Array.isArray(content)) return;
-  for (const block of content) {
-    if (!isObject(block)) continue;
-    switch (block.type) {
-      case 'text':
-        visitField(block, 'text', visit);
+/** A message's part: tool results arrive in user turns, and count as user input. */
+const partOf = (m: Json): PiiPart => (m.role === 'assistant' ? 'assistant' : m.role === 'system' ? 'system' : 'user');
+
+/**
+ * Every member is read (the fail-closed rule, policy/pii/walk-all.ts): the system prompt under `system`, each message
+ * whole under its role's part (every block type, known or not, at any depth; signed thinking is the one part skipped),
+ * tool definitions and output schemas under `tools`, every other member but `model` as user input (metadata.user_id,
+ * MCP server definitions, containers).
+ */
+export function visitMessagesTexts(body: Json, visit: TextVisitor, scope: PiiScope = EVERY_PART): void {
+  for (const key of Object.keys(body)) {
+    switch (key) {
+      case 'model':
         break;
-      case 'tool_result':
-        visitContent(block, 'content', visit);
+      case 'system':
+        if (scope.has('system')) visitAll(body, key, visit, key);
         break;
-      case 'tool_use':
-        if (isObject(block.input)) visitStrings(block.input, visit, 'input');
+      case 'messages':
+        visitConversation(body, key, visit, scope, partOf);
         break;
-      case 'document':
-        if (isObject(block.source) && block.source.type === 'text') visitField(block.source, 'data', visit);
+      case 'tools':
+      case 'output_format':
+        if (scope.has('tools')) visitAll(body, key, visit, key);
         break;
       default:
-        // Thinking blocks are signed by the model that wrote them: an edit would make the upstream refuse the request.
-        break;
+        if (scope.has('user')) visitAll(body, key, visit, key);
     }
   }
 }
 
-/** Tool results arrive in user turns, and count as user input. */
-const partOf = (role: unknown): PiiPart => (role === 'assistant' ? 'assistant' : role === 'system' ? 'system' : 'user');
-
-export function visitMessagesTexts(body: Json, visit: TextVisitor, scope: PiiScope = EVERY_PART): void {
-  if (scope.has('system')) visitContent(body, 'system', visit);
-  if (Array.isArray(body.messages)) for (const m of body.messages) if (isObject(m) && scope.has(partOf(m.role))) visitContent(m, 'content', visit);
-  if (scope.has('tools') && Array.isArray(body.tools)) {
-    for (const tool of body.tools) if (isObject(tool)) visitStrings(tool, visit, 'tools');
-  }
-  // The end-user id travels upstream with the request.
-  if (scope.has('user') && isObject(body.metadata)) visitField(body.metadata, 'user_id', visit);
-}
+/** What the bound counts by name; every other member is tallied whole. */
+const COUNTED: ReadonlySet<string> = new Set(['model', 'system', 'messages', 'tools']);
 
 export const messagesPolicyView: PolicyView = {
   endpoint: 'messages',
@@ -59,7 +50,7 @@ export const messagesPolicyView: PolicyView = {
     // The system prompt counts as one more message.
     const all = body.system === undefined ? messages : [{ content: body.system }, ...messages];
     const parts = boundParts(body, 'messages', body.system === undefined ? undefined : all[0]);
-    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] }, parts);
+    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] }, { ...parts, rest: membersBesides(body, COUNTED) });
   },
   // max_tokens is required, and holds the thinking budget.
   requestedMaxOutputTokens: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),

@@ -1,7 +1,8 @@
 // How the checks read an OpenAI Responses request (its input already expanded with the stored conversation).
-import { type PromptRequest, promptTokensUpperBound } from '../../../accounting/tokens.js';
+import { type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
-import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitContent, visitField, visitStrings } from '../../../policy/pii/request-texts.js';
+import { EVERY_PART, type PiiScope, type TextVisitor, isObject } from '../../../policy/pii/request-texts.js';
+import { carriesNoText, visitAll } from '../../../policy/pii/walk-all.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 
@@ -9,66 +10,66 @@ type Json = Record<string, unknown>;
 
 const roleOf = (role: unknown): PiiPart => (role === 'assistant' ? 'assistant' : role === 'system' || role === 'developer' ? 'system' : 'user');
 
-/** The part of the request an input item belongs to; tool outputs count as user input, as on the other dialects. */
-function partOf(item: Json): PiiPart | null {
-  switch (item.type) {
-    case undefined:
-    case 'message':
-      return roleOf(item.role);
-    case 'function_call':
-    case 'custom_tool_call':
-      return 'assistant';
-    case 'function_call_output':
-    case 'custom_tool_call_output':
-      return 'user';
-    case 'additional_tools':
-      return 'tools';
-    default:
-      // Reasoning is signed or encrypted by the model that wrote it; built-in tool records are the provider's own.
-      return null;
+/** Members of a call item that hold what the tool gave back, not what the model proposed. */
+const CALL_RESULT_MEMBERS: ReadonlySet<string> = new Set(['output', 'outputs', 'results', 'error']);
+
+/**
+ * Reads one input item whole under its part: messages under their role; what the model proposed (`*_call` items,
+ * reasoning) under `assistant`, except what a tool gave back inside a call item (`output`, `results`, ...), which is user
+ * input as every tool output is; `additional_tools` under `tools`; any other type, known or not, as user input.
+ */
+function visitItem(input: unknown[], i: number, visit: TextVisitor, scope: PiiScope): void {
+  const item = input[i];
+  if (!isObject(item)) {
+    if (scope.has('user')) visitAll(input, i, visit, 'input');
+    return;
   }
+  const type = item.type;
+  let part: PiiPart;
+  if (type === undefined || type === 'message') part = roleOf(item.role);
+  else if (type === 'reasoning') part = 'assistant';
+  else if (type === 'additional_tools') part = 'tools';
+  else if (typeof type === 'string' && (type.endsWith('_call') || type === 'mcp_approval_request')) {
+    for (const key of Object.keys(item)) {
+      if (carriesNoText(item, key, item[key])) continue;
+      if (scope.has(CALL_RESULT_MEMBERS.has(key) ? 'user' : 'assistant')) visitAll(item, key, visit, 'input');
+    }
+    return;
+  } else part = 'user';
+  if (scope.has(part)) visitAll(input, i, visit, 'input');
 }
 
-function visitItem(item: Json, visit: TextVisitor): void {
-  switch (item.type) {
-    case 'function_call':
-      visitField(item, 'arguments', visit);
-      break;
-    case 'custom_tool_call':
-      visitField(item, 'input', visit);
-      break;
-    case 'function_call_output':
-    case 'custom_tool_call_output':
-      visitContent(item, 'output', visit);
-      break;
-    case 'additional_tools':
-      if (Array.isArray(item.tools)) visitStrings(item.tools, visit, 'tools');
-      break;
-    default:
-      visitContent(item, 'content', visit);
-  }
-}
-
+/**
+ * Every member is read (the fail-closed rule, policy/pii/walk-all.ts): `instructions` under `system`, the input item by
+ * item, tool definitions and the output format under `tools`, every other member but `model` as user input (end-user ids,
+ * metadata, prompt variables).
+ */
 export function visitResponsesTexts(body: Json, visit: TextVisitor, scope: PiiScope = EVERY_PART): void {
-  if (scope.has('system')) visitField(body, 'instructions', visit);
-  const input = body.input;
-  if (typeof input === 'string') {
-    if (scope.has('user')) visitField(body, 'input', visit);
-  } else if (Array.isArray(input)) {
-    for (const item of input) {
-      if (!isObject(item)) continue;
-      const part = partOf(item);
-      if (part !== null && scope.has(part)) visitItem(item, visit);
+  for (const key of Object.keys(body)) {
+    switch (key) {
+      case 'model':
+        break;
+      case 'instructions':
+        if (scope.has('system')) visitAll(body, key, visit, key);
+        break;
+      case 'input': {
+        const input = body.input;
+        if (Array.isArray(input)) for (let i = 0; i < input.length; i++) visitItem(input, i, visit, scope);
+        else if (scope.has('user')) visitAll(body, key, visit, key);
+        break;
+      }
+      case 'tools':
+      case 'text':
+        if (scope.has('tools')) visitAll(body, key, visit, key);
+        break;
+      default:
+        if (scope.has('user')) visitAll(body, key, visit, key);
     }
   }
-  if (scope.has('tools') && Array.isArray(body.tools)) {
-    for (const tool of body.tools) if (isObject(tool)) visitStrings(tool, visit, 'tools');
-  }
-  if (!scope.has('user')) return;
-  // End-user ids travel upstream with the request.
-  visitField(body, 'user', visit);
-  visitField(body, 'safety_identifier', visit);
 }
+
+/** What the bound counts by name; every other member is tallied whole (`text` holds the output format, counted as such). */
+const COUNTED: ReadonlySet<string> = new Set(['model', 'instructions', 'input', 'tools', 'text']);
 
 export const responsesPolicyView: PolicyView = {
   endpoint: 'responses',
@@ -78,9 +79,9 @@ export const responsesPolicyView: PolicyView = {
     const input = body.input;
     const items: unknown[] = typeof input === 'string' ? [{ content: input }] : Array.isArray(input) ? input : [];
     // The instructions count as one more message.
-    const all = typeof body.instructions === 'string' ? [{ content: body.instructions }, ...items] : items;
+    const all = body.instructions != null ? [{ content: body.instructions }, ...items] : items;
     const parts = Array.isArray(input) ? boundParts(body, 'input', all === items ? undefined : all[0]) : {};
-    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format }, parts);
+    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format }, { ...parts, rest: membersBesides(body, COUNTED) });
   },
   // max_output_tokens holds the reasoning tokens too.
   requestedMaxOutputTokens: (body) => (typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null),

@@ -3,7 +3,7 @@
 // the conversation (store), so previous_response_id works whichever provider answers the next turn.
 import { checkedUsage } from '../../../accounting/usage-counts.js';
 import { ResponsesRequest, ResponsesRequestParts } from '../../../contract/responses-request.js';
-import type { AgentgwError } from '../../../contract/index.js';
+import { AgentgwError } from '../../../contract/index.js';
 import type { ChatStream, ResponsesCallContext, ResponsesStream, Usage } from '../../../providers/spec.js';
 import { ResponsesStreamEncoder } from '../../../translate/chat-stream-to-responses-events.js';
 import { chatCompletionToResponse } from '../../../translate/chat-to-responses-response.js';
@@ -14,6 +14,7 @@ import { type Admission, type PricedTarget, actualCost, admit, withFallback } fr
 import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
+import { checkKeyCase } from '../../key-case.js';
 import { checkBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { responsesPolicyView } from './responses-policy-view.js';
@@ -60,8 +61,13 @@ interface Turn {
 export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
   const ctx = ex.ctx;
   checkBody(ResponsesRequest, ResponsesRequestParts, rawBody);
+  checkKeyCase(rawBody as Json);
   // Validated, then forwarded as received: the schema has no defaults or transforms, and its output reorders keys.
   const parsed = rawBody as ResponsesRequest;
+  if ((parsed as Json).background === true) {
+    // A background response is queued upstream and answered without usage: its cost could never be settled.
+    throw new AgentgwError('validation_failed', 'Field "background": background responses are not supported, as their cost cannot be accounted: send the request without background and wait for the answer (or stream it).', { param: 'background' });
+  }
   ctx.stream = parsed.stream === true;
   ctx.endpoint = 'responses';
   const body = await withConversation(dp, ctx, parsed);

@@ -1,0 +1,27 @@
+// The member names the data-plane dialects define: fixed words of the wire formats, never a client's text.
+
+/**
+ * Member names the dialects define (OpenAI Chat Completions and Responses, Anthropic Messages, MCP results). A key among
+ * them is a fixed word, not the client's text, and is not visited; any other key is (objects the client names, such as
+ * tool arguments, carry text in their keys too). Also the names whose case variants are refused (data-plane/key-case.ts).
+ */
+export const DIALECT_MEMBERS: ReadonlySet<string> = new Set([
+  // request top levels
+  'model', 'messages', 'tools', 'tool_choice', 'functions', 'function_call', 'temperature', 'top_p', 'top_k', 'n', 'stream',
+  'stream_options', 'stop', 'stop_sequences', 'max_tokens', 'max_completion_tokens', 'max_output_tokens', 'max_tool_calls',
+  'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'user', 'seed', 'response_format',
+  'parallel_tool_calls', 'service_tier', 'store', 'metadata', 'modalities', 'audio', 'prediction', 'reasoning_effort',
+  'web_search_options', 'verbosity', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'system', 'thinking',
+  'container', 'mcp_servers', 'context_management', 'output_format', 'output_config', 'input', 'instructions',
+  'previous_response_id', 'conversation', 'include', 'reasoning', 'text', 'truncation', 'background', 'prompt',
+  'include_usage', 'encoding_format', 'dimensions', 'user_id', 'betas', 'inference_geo',
+  // messages, content blocks, parts, items
+  'role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'annotations', 'type', 'source', 'media_type', 'data',
+  'url', 'file_id', 'id', 'tool_use_id', 'is_error', 'cache_control', 'ttl', 'citations', 'title', 'context', 'signature',
+  'image_url', 'detail', 'file', 'file_data', 'filename', 'file_url', 'input_audio', 'format', 'call_id', 'arguments', 'output',
+  'status', 'summary', 'encrypted_content', 'action', 'operation', 'server_label', 'error', 'approval_request_id', 'approve',
+  'reason', 'acknowledged_safety_checks', 'pending_safety_checks', 'results', 'queries', 'outputs', 'container_id', 'code',
+  'result', 'function', 'effort', 'budget_tokens', 'schema', 'json_schema', 'strict', 'description', 'parameters',
+  'input_schema', 'max_uses', 'allowed_domains', 'blocked_domains', 'user_location', 'disable_parallel_tool_use',
+  'resource', 'uri', 'mimetype', 'mimeType', 'blob', 'structuredContent', 'isError', '_meta',
+]);

@@ -1,0 +1,82 @@
+// The case rule (CONTRACT, "unknown body fields"): in objects a dialect defines, a key that case-folds to a defined member
+// without being it is refused. Go's encoding/json, behind many self-hosted upstreams, matches keys without case and keeps
+// the last: `{"content":"hi","Content":"<what the checks never read>"}` would reach its model as the content.
+import { DIALECT_MEMBERS } from '../contract/dialect-members.js';
+import { AgentgwError } from '../contract/index.js';
+import { isKeptPart } from '../json/part-values.js';
+
+type Json = Record<string, unknown>;
+
+/** Unicode simple case folding as Go applies it to keys (K, the Kelvin sign, is k; ſ, the long s, is s). */
+const fold = (key: string) => key.toUpperCase().toLowerCase();
+
+/** Each defined member by its folded form. */
+const FOLDED: ReadonlyMap<string, string> = new Map([...DIALECT_MEMBERS].map((m) => [fold(m), m]));
+
+/**
+ * Members whose value the client names (schemas, tool arguments and inputs, metadata, token biases): not checked, a tool
+ * schema may hold both `Name` and `name`.
+ */
+const CLIENT_NAMED: ReadonlySet<string> = new Set([
+  'parameters', 'input_schema', 'schema', 'arguments', 'metadata', 'logit_bias', 'headers', 'variables', 'env', 'properties', 'output_schema',
+]);
+
+/** Blocks whose `input` is the tool's own arguments. */
+const TOOL_INPUT_BLOCKS: ReadonlySet<unknown> = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
+
+/** How deep below the top level defined objects are checked: message, block, source, nested tool result block, its source. */
+const MAX_DEPTH = 5;
+
+/** True when `key` has a character outside lowercase ASCII letters, digits and `_` (only those can be a variant). */
+function mayBeVariant(key: string): boolean {
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x5f)) return true;
+  }
+  return false;
+}
+
+/** Parts an agent sent before (kept, frozen) that passed: checked once. */
+const passed = new WeakSet<object>();
+
+/**
+ * Throws 400 `validation_failed` naming the first key, in the objects a dialect defines, that differs from a defined
+ * member by case only. Objects under client-named members are not read.
+ */
+export function checkKeyCase(body: Json): void {
+  walk(body, '', 0);
+}
+
+function walk(value: unknown, path: string, depth: number): void {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) walkElement(value[i], path === '' ? String(i) : `${path}.${i}`, depth);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  const o = value as Json;
+  for (const key of Object.keys(o)) {
+    if (mayBeVariant(key) && !DIALECT_MEMBERS.has(key)) {
+      const member = FOLDED.get(fold(key));
+      if (member !== undefined) {
+        const param = path === '' ? key : `${path}.${key}`;
+        throw new AgentgwError(
+          'validation_failed',
+          `Field ${JSON.stringify(param)} differs from ${JSON.stringify(member)} only by case: send ${JSON.stringify(member)} (upstreams that match keys without case would read both).`,
+          { param },
+        );
+      }
+    }
+    if (depth >= MAX_DEPTH || CLIENT_NAMED.has(key) || (key === 'input' && TOOL_INPUT_BLOCKS.has(o.type))) continue;
+    const child = o[key];
+    if (typeof child === 'object' && child !== null) walk(child, path === '' ? key : `${path}.${key}`, depth + 1);
+  }
+}
+
+/** An element of a list: a part sent before is checked the first time only. */
+function walkElement(element: unknown, path: string, depth: number): void {
+  if (typeof element !== 'object' || element === null) return;
+  const kept = isKeptPart(element);
+  if (kept && passed.has(element)) return;
+  walk(element, path, depth);
+  if (kept) passed.add(element);
+}
