@@ -10,6 +10,7 @@ import { modelAllowed } from '../policy/model-allowlist.js';
 import { currentAgent } from '../policy/auth.js';
 import type { PolicyView } from '../policy/policy-view.js';
 import { type GenerationCache, type Snapshot, stoppedTraceKey } from '../storage/snapshot.js';
+import { checkModelId } from './model-id.js';
 import type { RequestContext } from './request-context.js';
 import type { Router, Target } from './router.js';
 
@@ -100,7 +101,8 @@ export function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string)
   const key = `${current.tenant_id}\u0000${current.policy_id ?? ''}\u0000${ctx.headerPolicyId ?? ''}\u0000${model}`;
   const hit = deps.plans.get(key);
   if (hit) return hit;
-  // Unknown models and foreign policies throw here, and are never cached.
+  // Bad model ids, unknown models and foreign policies throw here, and are never cached.
+  checkModelId(model);
   const targets = deps.router.resolve(model);
   const eff = effectivePolicy(ctx.agent, (id) => deps.snapshot.policy(id), ctx.headerPolicyId);
   // Allow-list: each policy must allow the target; alias fallbacks that are not allowed are skipped.
