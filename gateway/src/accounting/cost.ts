@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelPrice } from './prices.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelPrice, WEB_SEARCH_USD } from './prices.js';
 
 /** Token usage of one request, as the provider reports it (OpenAI shape). */
 export interface TokenUsage {
@@ -12,6 +12,8 @@ export interface TokenUsage {
   cache_write_tokens?: number;
   /** Of `cache_write_tokens`, those written to the 1-hour cache (Anthropic `cache_creation.ephemeral_1h_input_tokens`). */
   cache_write_1h_tokens?: number;
+  /** Web searches the provider ran itself, billed per search. */
+  web_search_calls?: number;
 }
 
 /** Money is rounded to 1e-10 USD once, here, so sums of costs carry no float dust. */
@@ -38,7 +40,8 @@ const count = (n: number | undefined) => (n !== undefined && Number.isFinite(n) 
 
 /**
  * The cost in USD of a request that used `usage`: uncached prompt x input + cached x cached_input
- * + 5-minute cache writes x cache_write_input + 1-hour cache writes x cache_write_1h_input + completion x output.
+ * + 5-minute cache writes x cache_write_input + 1-hour cache writes x cache_write_1h_input + completion x output
+ * + web searches x web_search_per_call.
  */
 export function costOf(price: ModelPrice, usage: TokenUsage): number {
   const prompt = count(usage.prompt_tokens);
@@ -52,7 +55,12 @@ export function costOf(price: ModelPrice, usage: TokenUsage): number {
     (written - written1h) * r.cacheWrite +
     written1h * r.cacheWrite1h +
     count(usage.completion_tokens) * r.output;
-  return roundUsd(micro / 1e6);
+  return roundUsd(micro / 1e6 + webSearchCost(price, usage.web_search_calls));
+}
+
+/** What `searches` web searches run by the provider cost (Anthropic and OpenAI bill each one). */
+export function webSearchCost(price: ModelPrice, searches: number | undefined): number {
+  return roundUsd(count(searches) * (price.web_search_per_call ?? WEB_SEARCH_USD));
 }
 
 /**

@@ -16,6 +16,8 @@ export interface ModelPrice {
   max_output_tokens?: number;
   /** Most tokens (prompt + completion) the model accepts. */
   context_window?: number;
+  /** USD per web search the provider runs itself (Anthropic's web search tool, OpenAI's web_search); WEB_SEARCH_USD when absent. */
+  web_search_per_call?: number;
   /** Higher rates for the whole request once the prompt passes a size (Gemini 2.5 Pro, Claude Sonnet with 1M context). */
   long_context?: {
     above_prompt_tokens: number;
@@ -29,6 +31,9 @@ export interface ModelPrice {
 
 /** Used for worst-case cost when neither the request nor the price table bounds the output. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768;
+
+/** What Anthropic and OpenAI bill per web search their models run (USD 10 per 1,000), unless a price says otherwise. */
+export const WEB_SEARCH_USD = 0.01;
 
 const anthropic = {
   'claude-opus-4-1': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75, cache_write_1h_input: 30, max_output_tokens: 32_000, context_window: 200_000 },
@@ -121,6 +126,8 @@ export const PriceOverride = z.strictObject({
   cache_write_1h_input: usdPerMillion.optional(),
   max_output_tokens: tokenCount.optional(),
   context_window: tokenCount.optional(),
+  /** USD per web search the provider runs (default 0.01). */
+  web_search_per_call: z.number().finite().min(0).max(100).optional(),
 });
 export type PriceOverride = z.infer<typeof PriceOverride>;
 
@@ -161,6 +168,8 @@ export class PriceTable {
       if (maxOut !== undefined) price.max_output_tokens = maxOut;
       const ctx = o.context_window ?? base?.context_window;
       if (ctx !== undefined) price.context_window = ctx;
+      const perSearch = o.web_search_per_call ?? base?.web_search_per_call;
+      if (perSearch !== undefined) price.web_search_per_call = perSearch;
       this.table.set(key, price);
     }
   }

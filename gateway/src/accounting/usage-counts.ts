@@ -3,7 +3,7 @@ import type { Usage } from '../providers/spec.js';
 /** The largest token count a usage record holds (PostgreSQL's integer). */
 export const MAX_TOKEN_COUNT = 2_147_483_647;
 
-const COUNT_FIELDS = ['prompt_tokens', 'completion_tokens', 'cached_prompt_tokens', 'cache_write_prompt_tokens', 'cache_write_1h_prompt_tokens', 'reasoning_tokens'] as const;
+const COUNT_FIELDS = ['prompt_tokens', 'completion_tokens', 'cached_prompt_tokens', 'cache_write_prompt_tokens', 'cache_write_1h_prompt_tokens', 'reasoning_tokens', 'web_search_calls'] as const;
 
 const validCount = (n: number | undefined) => n === undefined || (Number.isInteger(n) && n >= 0 && n <= MAX_TOKEN_COUNT);
 

@@ -148,5 +148,6 @@ export function actualCost(target: PricedTarget | undefined, usage: Usage): numb
     cached_tokens: usage.cached_prompt_tokens,
     cache_write_tokens: usage.cache_write_prompt_tokens,
     cache_write_1h_tokens: usage.cache_write_1h_prompt_tokens,
+    web_search_calls: usage.web_search_calls,
   });
 }

@@ -27,6 +27,8 @@ export interface Usage {
   cache_write_1h_prompt_tokens?: number;
   /** Of completion_tokens, those spent reasoning, when the provider reports it. */
   reasoning_tokens?: number;
+  /** Web searches the provider ran itself and bills per search (Anthropic's web search tool, OpenAI's web_search calls). */
+  web_search_calls?: number;
   estimated: boolean;
 }
 

@@ -123,6 +123,8 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
   /** The split of cache_creation_input_tokens by cache lifetime (5-minute and 1-hour writes are priced apart). */
   cache_creation?: AnthropicCacheCreation | null;
+  /** Tools Anthropic ran itself and bills per use (web search: USD 10 per 1,000 searches). */
+  server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
 }
 
 export interface AnthropicCacheCreation {

@@ -82,11 +82,11 @@ describe('anthropic adapter: web search', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
-  it('answers with the text only: server_tool_use and web_search_tool_result are not tool calls, citations are dropped', async () => {
+  it('answers with the text only: server_tool_use and web_search_tool_result are not tool calls, citations are dropped; the search is billed', async () => {
     upstream.respond(jsonReply(200, fixtures.json('message-web-search.json')));
     const result = await adapter.chat(ctx('claude-sonnet-4-5'), question);
     expect(result.body.choices).toEqual([{ index: 0, message: { role: 'assistant', content: ANSWER }, finish_reason: 'stop', logprobs: null }]);
-    expect(result.usage).toEqual({ prompt_tokens: 10_461, completion_tokens: 142, cached_prompt_tokens: 0, cache_write_prompt_tokens: 0, cache_write_1h_prompt_tokens: 0, estimated: false });
+    expect(result.usage).toEqual({ prompt_tokens: 10_461, completion_tokens: 142, cached_prompt_tokens: 0, cache_write_prompt_tokens: 0, cache_write_1h_prompt_tokens: 0, web_search_calls: 1, estimated: false });
   });
 
   it('answers a failed search (web_search_tool_result_error) with the text around it', async () => {
@@ -118,7 +118,7 @@ describe('anthropic adapter: web search', () => {
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe(ANSWER);
     expect(stream.finishReason()).toBe('stop');
     expect(chunks.at(-1).usage).toMatchObject({ prompt_tokens: 10_461, completion_tokens: 142, total_tokens: 10_603 });
-    expect(stream.usage()).toMatchObject({ prompt_tokens: 10_461, completion_tokens: 142, estimated: false });
+    expect(stream.usage()).toMatchObject({ prompt_tokens: 10_461, completion_tokens: 142, web_search_calls: 1, estimated: false });
   });
 });
 

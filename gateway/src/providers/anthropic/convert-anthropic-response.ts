@@ -46,6 +46,7 @@ export function convertAnthropicResponse(response: AnthropicResponse, requestId:
   if (prompt.cached_prompt_tokens !== undefined) usage.cached_prompt_tokens = prompt.cached_prompt_tokens;
   if (prompt.cache_write_prompt_tokens !== undefined) usage.cache_write_prompt_tokens = prompt.cache_write_prompt_tokens;
   if (prompt.cache_write_1h_prompt_tokens !== undefined) usage.cache_write_1h_prompt_tokens = prompt.cache_write_1h_prompt_tokens;
+  if (prompt.web_search_calls !== undefined) usage.web_search_calls = prompt.web_search_calls;
   const message: OpenAIChatCompletion['choices'][number]['message'] = {
     role: 'assistant',
     content: text === '' && toolCalls.length > 0 ? null : text,

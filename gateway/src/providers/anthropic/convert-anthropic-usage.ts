@@ -1,5 +1,6 @@
 // Anthropic counts cache reads and writes apart from input_tokens; OpenAI's prompt_tokens includes them.
-// cache_creation splits the writes by cache lifetime: 1-hour writes cost more than 5-minute ones.
+// cache_creation splits the writes by cache lifetime: 1-hour writes cost more than 5-minute ones. server_tool_use counts
+// the web searches Anthropic ran, billed per search.
 import type { ReportedUsage } from '../shared/stream-meter.js';
 import type { AnthropicCacheCreation, AnthropicUsage } from './anthropic-api.js';
 
@@ -12,6 +13,8 @@ export function anthropicPromptUsage(usage: AnthropicUsage): ReportedUsage {
   if (usage.cache_creation_input_tokens != null) out.cache_write_prompt_tokens = cacheWrite;
   const cacheWrite1h = usage.cache_creation?.ephemeral_1h_input_tokens;
   if (cacheWrite1h != null) out.cache_write_1h_prompt_tokens = cacheWrite1h;
+  const searches = usage.server_tool_use?.web_search_requests;
+  if (searches != null) out.web_search_calls = searches;
   return out;
 }
 
@@ -30,5 +33,8 @@ export function mergeAnthropicPromptCounts(earlier: AnthropicUsage, later: Anthr
     ephemeral_1h_input_tokens: later.cache_creation?.ephemeral_1h_input_tokens ?? earlier.cache_creation?.ephemeral_1h_input_tokens,
   };
   if (split.ephemeral_5m_input_tokens != null || split.ephemeral_1h_input_tokens != null) merged.cache_creation = split;
+  // Cumulative too: the searches run so far.
+  const searches = later.server_tool_use?.web_search_requests ?? earlier.server_tool_use?.web_search_requests;
+  if (searches != null) merged.server_tool_use = { web_search_requests: searches };
   return merged;
 }

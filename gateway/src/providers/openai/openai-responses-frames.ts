@@ -6,7 +6,7 @@ import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
 import { badUpstreamResponse, looksLikeJsonObject } from '../shared/upstream-failure.js';
-import { fromResponsesUsage } from './openai-responses-usage.js';
+import { fromResponse } from './openai-responses-usage.js';
 
 /** Events whose `delta` is text the model produced: counted for an estimate when the upstream reports no usage. */
 const DELTA_EVENTS = new Set([
@@ -53,10 +53,10 @@ export class OpenAIResponsesFrames implements FrameTranslator {
       case 'response.failed': {
         const response = (JSON.parse(data) as { response?: unknown }).response;
         if (!response || typeof response !== 'object') throw badUpstreamResponse(this.identity, `sent a ${name} event without its response object.`);
-        const r = response as { usage?: unknown; incomplete_details?: { reason?: unknown } | null; error?: unknown };
+        const r = response as { usage?: unknown; output?: unknown; incomplete_details?: { reason?: unknown } | null; error?: unknown };
         this.final = r as Record<string, unknown>;
         this.terminal = true;
-        this.meter.report(fromResponsesUsage(r.usage));
+        this.meter.report(fromResponse(r));
         // The client gets the gateway's own error event instead (as for Anthropic's `error`); finalResponse() keeps the upstream's.
         if (name === 'response.failed') throw responsesFailure(this.identity, JSON.stringify(r.error ?? null), 'mid-stream');
         const reason = r.incomplete_details?.reason;

@@ -26,9 +26,25 @@ export function fromResponsesUsage(usage: unknown): ReportedUsage {
   return out;
 }
 
+/** The web searches a response's output shows OpenAI ran (`web_search_call` items), each billed per call. */
+export function webSearchCalls(output: unknown): number {
+  if (!Array.isArray(output)) return 0;
+  let n = 0;
+  for (const item of output as OutputItem[]) if (item?.type === 'web_search_call') n++;
+  return n;
+}
+
+/** What a response object reports: its usage and the web searches its output shows. */
+export function fromResponse(response: { usage?: unknown; output?: unknown }): ReportedUsage {
+  const reported = fromResponsesUsage(response.usage);
+  const searches = webSearchCalls(response.output);
+  if (searches > 0) reported.web_search_calls = searches;
+  return reported;
+}
+
 /** Usage of a whole response object: as reported, the missing counts estimated (prompt from the request, output from its items). */
 export function responsesUsage(response: Record<string, unknown>, ctx: ResponsesCallContext): Usage {
-  const reported = fromResponsesUsage(response.usage);
+  const reported = fromResponse(response);
   const promptKnown = reported.prompt_tokens !== undefined;
   const completionKnown = reported.completion_tokens !== undefined;
   const usage: Usage = {

@@ -9,6 +9,7 @@ export interface ReportedUsage {
   cache_write_prompt_tokens?: number;
   cache_write_1h_prompt_tokens?: number;
   reasoning_tokens?: number;
+  web_search_calls?: number;
 }
 
 export class StreamMeter {
@@ -18,6 +19,7 @@ export class StreamMeter {
   private cacheWritten: number | undefined;
   private cacheWritten1h: number | undefined;
   private reasoning: number | undefined;
+  private webSearches: number | undefined;
   private promptEstimate: number | undefined;
   private readonly texts: string[] = [];
   private readonly rawChunks: string[] = [];
@@ -38,6 +40,7 @@ export class StreamMeter {
     if (usage.cache_write_prompt_tokens !== undefined) this.cacheWritten = usage.cache_write_prompt_tokens;
     if (usage.cache_write_1h_prompt_tokens !== undefined) this.cacheWritten1h = usage.cache_write_1h_prompt_tokens;
     if (usage.reasoning_tokens !== undefined) this.reasoning = usage.reasoning_tokens;
+    if (usage.web_search_calls !== undefined) this.webSearches = usage.web_search_calls;
   }
 
   /** Text the client received (content, tool names and arguments). */
@@ -60,6 +63,7 @@ export class StreamMeter {
     if (this.cacheWritten !== undefined) usage.cache_write_prompt_tokens = this.cacheWritten;
     if (this.cacheWritten1h !== undefined) usage.cache_write_1h_prompt_tokens = this.cacheWritten1h;
     if (this.reasoning !== undefined) usage.reasoning_tokens = this.reasoning;
+    if (this.webSearches !== undefined) usage.web_search_calls = this.webSearches;
     return usage;
   }
 

@@ -29,8 +29,11 @@ const GPT4O = { input: 2.5, output: 10, cached_input: 1.25 };
 
 /** What the thinking + tool_use fixtures bill: 12 uncached, 15,216 cache reads, 1,024 5-minute and 819 1-hour cache writes, 187 out. */
 const THINKING_COST = (12 * SONNET.input + 15_216 * SONNET.cached_input + 1024 * SONNET.cache_write_input + 819 * SONNET.cache_write_1h_input + 187 * SONNET.output) / 1e6;
-/** The server-tool stream's final usage (message_delta): 10,461 in, 142 out, no cache (message_start said 2,679 / 3). */
-const SERVER_TOOL_COST = (10_461 * SONNET.input + 142 * SONNET.output) / 1e6;
+/**
+ * The server-tool stream's final usage (message_delta): 10,461 in, 142 out, no cache (message_start said 2,679 / 3), and
+ * one web search, which Anthropic bills at USD 10 per 1,000.
+ */
+const SERVER_TOOL_COST = (10_461 * SONNET.input + 142 * SONNET.output) / 1e6 + 1 * 0.01;
 
 /** The headers Claude Code sent, with the agent's key and a trace of the test's own. */
 function claudeCodeHeaders(key: string, traceId: string): Record<string, string> {
@@ -208,7 +211,7 @@ describe('native replay: Claude Code request to an Anthropic-format upstream', (
     expect(step.cost).toBeCloseTo(THINKING_COST, 9);
   });
 
-  test('the server-tool (web search) stream comes back byte-identical, billed from message_delta', async () => {
+  test('the server-tool (web search) stream comes back byte-identical, billed from message_delta with its search', async () => {
     nextAnthropic = () => ({ sse: STREAM_SERVER_TOOL });
     const traceId = newTraceId();
     const answer = await send(REQUEST, traceId);
