@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { PriceOverrides } from './accounting/prices.js';
 import { ProviderConfig } from './providers/config.js';
 import { McpServersConfig } from './mcp/mcp-config.js';
+import { AnthropicBetasConfig, DEFAULT_ANTHROPIC_BETAS } from './data-plane/anthropic-betas.js';
 
 const ListenAddress = z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, { message: 'must be HOST:PORT' });
 
@@ -42,6 +43,8 @@ export const GatewayConfig = z.strictObject({
   responses: z
     .strictObject({ retention_days: z.number().int().min(1).default(30) })
     .default({ retention_days: 30 }),
+  /** The `anthropic-beta` values passed on to Anthropic upstreams; any other is a 400 invalid_header. Replaces the default list. */
+  anthropic_betas: AnthropicBetasConfig.default([...DEFAULT_ANTHROPIC_BETAS]),
   /** Upstream MCP servers federated at /mcp: name -> {url, headers?} or {command, args?, env?}, with timeout_ms and prices. */
   mcp_servers: McpServersConfig.default({}),
   /** The web console at /ui (console/dist, built by `npm run build`); false leaves /ui unanswered (404). */

@@ -99,7 +99,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       onDropped: (r, err) => opts.log?.error({ err, request_id: r.request_id, trace_id: r.trace_id }, 'a usage record the database refused was left out'),
     });
     registerJournalMetrics(telemetry.metrics.registry, journal, usage);
-    const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry, store);
+    const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry, store, config.anthropic_betas);
     const mcp = new McpGateway({ servers: config.mcp_servers, dataPlane, bodyLimit: config.limits.gateway_body_bytes, log: opts.log });
     opened.push(() => mcp.close());
     flushUsage = () => usage.flush(); // counters: see loadSeed above

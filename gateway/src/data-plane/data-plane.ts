@@ -7,6 +7,7 @@ import type { GenerationCache, Snapshot } from '../storage/snapshot.js';
 import type { Store } from '../storage/store.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Admission, DataPlaneDeps, Plan } from './admission.js';
+import { DEFAULT_ANTHROPIC_BETAS } from './anthropic-betas.js';
 import { type Outcome, toUsageRecord } from './outcome.js';
 import type { RequestContext } from './request-context.js';
 import type { Router } from './router.js';
@@ -23,9 +24,14 @@ export class DataPlane implements DataPlaneDeps {
     readonly telemetry: Telemetry,
     /** Stored Responses API responses (previous_response_id, GET /v1/responses/{id}). */
     readonly responses: Pick<Store, 'putResponse' | 'getResponse' | 'deleteResponse'>,
+    anthropicBetas: readonly string[] = DEFAULT_ANTHROPIC_BETAS,
   ) {
     this.plans = snapshot.cache(10_000);
+    this.anthropicBetas = new Set(anthropicBetas);
   }
+
+  /** The `anthropic-beta` values passed on (`anthropic_betas` in the server config). */
+  readonly anthropicBetas: ReadonlySet<string>;
 
   readonly plans: GenerationCache<Plan>;
 

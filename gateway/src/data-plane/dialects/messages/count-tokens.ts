@@ -8,6 +8,7 @@ import { planFor } from '../../admission.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, sendJson } from '../../exchange.js';
 import { parseBody } from '../../parse-body.js';
+import { checkBodyAnthropicBeta } from '../../anthropic-betas.js';
 import { anthropicClientHeaders } from './messages.js';
 import { visitMessagesTexts } from './messages-policy-view.js';
 
@@ -24,6 +25,7 @@ function localCount(body: CountTokensRequest): number {
 export async function countTokens(dp: DataPlane, ex: Exchange, rawBody: unknown, query: string): Promise<void> {
   const ctx = ex.ctx;
   const parsed = parseBody(CountTokensRequest, rawBody);
+  checkBodyAnthropicBeta(parsed, dp.anthropicBetas);
   ctx.model = parsed.model;
   const plan = planFor(dp, ctx, parsed.model);
   if (plan.priced.length === 0) throw modelNotAllowed(parsed.model, plan.blockingPolicy);
@@ -43,7 +45,7 @@ export async function countTokens(dp: DataPlane, ex: Exchange, rawBody: unknown,
         model: target.model,
         signal: abort,
         requestId: ctx.requestId,
-        clientHeaders: anthropicClientHeaders(ex.req),
+        clientHeaders: anthropicClientHeaders(ex.req, dp.anthropicBetas),
         query,
         estimatePromptTokens: () => localCount(body),
       },

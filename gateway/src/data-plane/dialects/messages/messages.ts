@@ -15,18 +15,20 @@ import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { checkBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
+import { checkBodyAnthropicBeta, checkedAnthropicBeta } from '../../anthropic-betas.js';
 import { messagesPolicyView } from './messages-policy-view.js';
 
-/** The Anthropic headers a client sets that go on to an Anthropic upstream. */
-const PASSED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
-
-export function anthropicClientHeaders(req: IncomingMessage): Record<string, string> {
+/**
+ * The Anthropic headers a client sets that go on to an Anthropic upstream: anthropic-version, and the betas of
+ * anthropic-beta that `anthropic_betas` allows (checked with the headers; here written as the upstream receives them).
+ */
+export function anthropicClientHeaders(req: IncomingMessage, allowedBetas: ReadonlySet<string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of PASSED_HEADERS) {
-    const v = req.headers[name];
-    if (typeof v === 'string') out[name] = v;
-    else if (Array.isArray(v)) out[name] = v.join(',');
-  }
+  const version = req.headers['anthropic-version'];
+  if (typeof version === 'string') out['anthropic-version'] = version;
+  else if (Array.isArray(version)) out['anthropic-version'] = version.join(',');
+  const betas = checkedAnthropicBeta(req.headers['anthropic-beta'], allowedBetas);
+  if (betas !== undefined) out['anthropic-beta'] = betas;
   return out;
 }
 
@@ -52,6 +54,7 @@ export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, qu
   // Validated, then used as received: the schema has no defaults or transforms, and its output would be a copy (one
   // whose bytes are unknown, so the body could not go upstream as received).
   const body = rawBody as MessagesRequest;
+  checkBodyAnthropicBeta(body, dp.anthropicBetas);
   ctx.stream = body.stream === true;
   const a = await admit(dp, ctx, body, messagesPolicyView);
   const abort = new ClientAbort(ex.res);
@@ -60,7 +63,7 @@ export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, qu
     signal: abort,
     requestId: ctx.requestId,
     includeUsage: true,
-    clientHeaders: anthropicClientHeaders(ex.req),
+    clientHeaders: anthropicClientHeaders(ex.req, dp.anthropicBetas),
     query,
     estimatePromptTokens: () => Math.ceil(messagesPolicyView.promptTokensUpperBound(a.body) / 4),
   });
