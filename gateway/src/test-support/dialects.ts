@@ -67,6 +67,8 @@ export interface UpstreamView {
   count(): number;
   /** The body of the last model call. */
   last(): any;
+  /** The text of the last model call's body, as received. */
+  lastRaw(): string | undefined;
   /** The output limit a received body asks for. */
   maxTokens(body: any): number | undefined;
 }
@@ -222,6 +224,7 @@ function fakeOpenAIView(upstream: FakeOpenAI): UpstreamView {
   return {
     count: () => calls().length,
     last: () => calls().at(-1)?.body,
+    lastRaw: () => calls().at(-1)?.raw,
     maxTokens: (body) => body?.max_completion_tokens ?? body?.max_tokens,
   };
 }
@@ -230,6 +233,7 @@ function scriptedAnthropicView(upstream: ScriptedAnthropic): UpstreamView {
   return {
     count: () => upstream.messageRequests.length,
     last: () => upstream.messageRequests.at(-1)?.body,
+    lastRaw: () => upstream.messageRequests.at(-1)?.raw,
     maxTokens: (body) => body?.max_tokens,
   };
 }
@@ -238,6 +242,7 @@ function scriptedResponsesView(upstream: ScriptedResponses): UpstreamView {
   return {
     count: () => upstream.responseRequests.length,
     last: () => upstream.responseRequests.at(-1)?.body,
+    lastRaw: () => upstream.responseRequests.at(-1)?.raw,
     maxTokens: (body) => body?.max_output_tokens,
   };
 }

@@ -6,6 +6,8 @@ export interface ReceivedRequest {
   url: string;
   headers: IncomingMessage['headers'];
   body: any;
+  /** The body's text as received. */
+  raw: string;
 }
 
 export interface FakeOpenAIOptions {
@@ -44,7 +46,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
     const body = raw ? JSON.parse(raw) : null;
-    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, raw });
     const o = state.options;
     if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
     if (o.failWith) {

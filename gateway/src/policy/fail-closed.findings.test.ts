@@ -1,0 +1,154 @@
+// The places the policy views once skipped, one request each, with the default pii_scope unless a case says otherwise:
+// each was forwarded before the views read what they had no rule for.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Dialect, send } from '../test-support/dialects.js';
+import { type DialectGateway, startDialectGateway } from '../test-support/dialect-gateway.js';
+
+type Json = Record<string, unknown>;
+
+const EMAIL = 'jane.doe@example.com';
+
+let harness: DialectGateway;
+const keys: Record<string, string> = {};
+
+beforeAll(async () => {
+  harness = await startDialectGateway({ prices: { input: 1, output: 1 } });
+  const { admin } = harness;
+  await admin.tenant('acme');
+  const policies: Record<string, Json> = {
+    block: { rules: { pii: 'block' } },
+    'block-user-assistant': { rules: { pii: 'block', pii_scope: ['user', 'assistant'] } },
+    cap: { rules: { max_cost_per_request: 0.05 } },
+  };
+  for (const [id, fields] of Object.entries(policies)) {
+    await admin.policy(`ff-${id}`, { tenant_id: 'acme', ...fields });
+    keys[id] = (await admin.agent('acme', `ff-${id}`, `ff-${id}`)).api_key as string;
+  }
+}, 60_000);
+afterAll(async () => {
+  await harness?.close();
+});
+
+function route(name: string): Dialect {
+  const d = harness.table.find((x) => x.name === name);
+  if (!d) throw new Error(`no route ${name}`);
+  return d;
+}
+
+async function expectRefused(routeName: string, key: string, body: Json, status: number, code: string): Promise<void> {
+  const d = route(routeName);
+  const before = d.upstream.count();
+  const res = await send(harness.gw.url, d, { model: d.model, ...body }, { key });
+  expect(res.status, res.text).toBe(status);
+  expect(d.error(res.json)?.code, res.text).toBe(code);
+  expect(d.upstream.count(), 'nothing reaches the upstream').toBe(before);
+}
+
+const user = (content: unknown) => ({ role: 'user', content });
+
+describe('Responses input items the view had no rule for carry user input', () => {
+  const items: Array<[string, Json]> = [
+    ['shell_call_output', { type: 'shell_call_output', call_id: 'call_1', output: [{ stdout: `mail ${EMAIL}`, stderr: '', outcome: { type: 'exit', exit_code: 0 } }] }],
+    ['local_shell_call_output', { type: 'local_shell_call_output', id: 'lsh_1', output: `mail ${EMAIL}` }],
+    ['apply_patch_call_output', { type: 'apply_patch_call_output', call_id: 'call_1', status: 'completed', output: `patched for ${EMAIL}` }],
+    ['mcp_call', { type: 'mcp_call', id: 'mcp_1', server_label: 'crm', name: 'find', arguments: '{}', output: `found ${EMAIL}` }],
+    ['computer_call_output', { type: 'computer_call_output', call_id: 'call_1', output: { type: 'computer_screenshot', image_url: `https://shots.example.org/?owner=${EMAIL}` } }],
+    ['an item type from tomorrow', { type: 'hologram_call_output', call_id: 'call_1', payload: { deep: [{ text: EMAIL }] } }],
+  ];
+  test.each(items)('%s', async (_name, item) => {
+    await expectRefused('responses native', keys.block!, { max_output_tokens: 64, input: [user('hi'), item] }, 403, 'pii_detected');
+  });
+});
+
+describe('Messages blocks the view had no rule for', () => {
+  const blocks: Array<[string, Json]> = [
+    ['a search_result block', { type: 'search_result', source: 'https://example.org', title: 'r', content: [{ type: 'text', text: `contact ${EMAIL}` }] }],
+    ['a document with a content source', { type: 'document', source: { type: 'content', content: [{ type: 'text', text: `contact ${EMAIL}` }] } }],
+    ["a document's title", { type: 'document', title: `from ${EMAIL}`, source: { type: 'text', media_type: 'text/plain', data: 'hello' } }],
+  ];
+  test.each(blocks)('%s', async (_name, block) => {
+    await expectRefused('messages native', keys.block!, { max_tokens: 64, messages: [user([block, { type: 'text', text: 'summarise' }])] }, 403, 'pii_detected');
+  });
+});
+
+describe('case variants of defined members are a 400 naming the key', () => {
+  const cases: Array<[string, string, Json, string]> = [
+    ['chat completions', 'Content beside content', { max_tokens: 64, messages: [{ role: 'user', content: 'hi', Content: EMAIL }] }, 'messages.0.Content'],
+    ['responses native', 'Model', { Model: 'gpt-4.1', max_output_tokens: 64, input: 'hi' }, 'Model'],
+    ['responses native', 'Max_Output_Tokens', { Max_Output_Tokens: 100_000, input: 'hi' }, 'Max_Output_Tokens'],
+    ['messages native', 'Model', { Model: 'claude-opus-4-1', max_tokens: 64, messages: [user('hi')] }, 'Model'],
+    ['messages native', 'the Kelvin sign (Go folds it to k)', { max_tokens: 64, messages: [user('hi')], top_\u212a: 5 }, 'top_\u212a'],
+  ];
+  test.each(cases)('%s: %s', async (routeName, _name, body, param) => {
+    const d = route(routeName);
+    const res = await send(harness.gw.url, d, { model: d.model, ...body }, { key: keys.cap! });
+    expect(res.status, res.text).toBe(400);
+    expect(d.error(res.json)?.code).toBe('validation_failed');
+    if (d.errorShape === 'openai') expect(res.json.error.param).toBe(param);
+    expect(res.text).toContain(JSON.stringify(param).slice(1, -1));
+  });
+
+  test('a tool schema holding both Name and name, and tool arguments with any keys, still pass', async () => {
+    const d = route('messages native');
+    const schema = { type: 'object', properties: { Name: { type: 'string' }, name: { type: 'string' } } };
+    const res = await send(
+      harness.gw.url,
+      d,
+      {
+        model: d.model,
+        max_tokens: 64,
+        tools: [{ name: 'save', input_schema: schema }],
+        messages: [user('save it'), { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'save', input: { Name: 'A', name: 'b', Content: 'c' } }] }, user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }])],
+      },
+      { key: keys.cap! },
+    );
+    expect(res.status, res.text).toBe(200);
+  });
+});
+
+describe('the prompt bound', () => {
+  test('a long text nested deeper than 64 levels in a tool_use input counts against the cap', async () => {
+    let input: unknown = 'x '.repeat(200_000);
+    for (let i = 0; i < 126; i++) input = { [`k${i}`]: input };
+    await expectRefused(
+      'messages native',
+      keys.cap!,
+      { max_tokens: 64, messages: [user('go'), { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input }] }, user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }])] },
+      403,
+      'cost_cap_exceeded',
+    );
+  });
+
+  test.each([
+    ['messages native', { max_tokens: 64, messages: [user([{ type: 'document', source: { type: 'url', url: 'https://example.org/big.pdf' } }, { type: 'text', text: 'read' }])] }],
+    ['messages native', { max_tokens: 64, messages: [user([{ type: 'document', source: { type: 'file', file_id: 'file_1' } }, { type: 'text', text: 'read' }])] }],
+    ['responses native', { max_output_tokens: 64, input: [user([{ type: 'input_file', file_url: 'https://example.org/big.pdf' }, { type: 'input_text', text: 'read' }])] }],
+    ['responses native', { max_output_tokens: 64, input: [user([{ type: 'input_file', file_id: 'file-1' }, { type: 'input_text', text: 'read' }])] }],
+  ] as Array<[string, Json]>)('%s: a file by URL or id is priced at the context window, not the bytes of its URL', async (routeName, body) => {
+    await expectRefused(routeName, keys.cap!, body, 403, 'cost_cap_exceeded');
+  });
+});
+
+describe('arguments read as the model reads them (pii_scope user and assistant)', () => {
+  test.each([
+    ['a repeated key', `{"q":"${EMAIL}","q":"x"}`],
+    ['a __proto__ key', `{"__proto__":{"q":"${EMAIL}"}}`],
+    ['a key', `{"${EMAIL}":1}`],
+    ['a string 100 levels deep', `${'{"a":'.repeat(100)}"${EMAIL}"${'}'.repeat(100)}`],
+  ])('%s', async (_name, args) => {
+    await expectRefused(
+      'chat completions',
+      keys['block-user-assistant']!,
+      {
+        max_tokens: 64,
+        messages: [user('look it up'), { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: args } }] }, { role: 'tool', tool_call_id: 'call_1', content: 'ok' }],
+      },
+      403,
+      'pii_detected',
+    );
+  });
+});
+
+test('native Responses refuses background: true, naming the field', async () => {
+  await expectRefused('responses native', keys.cap!, { max_output_tokens: 64, input: 'hi', background: true }, 400, 'validation_failed');
+});
