@@ -14,7 +14,7 @@ export const DIALECT_MEMBERS: ReadonlySet<string> = new Set([
   'web_search_options', 'verbosity', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'system', 'thinking',
   'container', 'mcp_servers', 'context_management', 'output_format', 'output_config', 'input', 'instructions',
   'previous_response_id', 'conversation', 'include', 'reasoning', 'text', 'truncation', 'background', 'prompt',
-  'include_usage', 'encoding_format', 'dimensions', 'user_id', 'betas', 'inference_geo',
+  'include_usage', 'encoding_format', 'dimensions', 'user_id', 'betas', 'inference_geo', 'anthropic_beta', 'anthropic_version',
   // messages, content blocks, parts, items
   'role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'annotations', 'type', 'source', 'media_type', 'data',
   'url', 'file_id', 'id', 'tool_use_id', 'is_error', 'cache_control', 'ttl', 'citations', 'title', 'context', 'signature',
