@@ -1,5 +1,7 @@
 // POST /v1/messages/count_tokens: asked of an Anthropic upstream, counted locally (o200k) for any other.
 import { countChatPromptTokens } from '../../../accounting/tokens.js';
+import { AgentgwError } from '../../../contract/index.js';
+import { needCounters } from '../../../policy/counters-unavailable.js';
 import { CountTokensRequest } from '../../../contract/messages-request.js';
 import { applyPiiRules } from '../../../policy/pii-rules.js';
 import { modelNotAllowed } from '../../../policy/model-allowlist.js';
@@ -18,6 +20,15 @@ function localCount(body: CountTokensRequest): number {
   return countChatPromptTokens({ messages, tools: body.tools });
 }
 
+/** One request against the agent's rpm, as every /v1 request is (CONTRACT's order: after PII); it uses no tokens, so no tpm. */
+async function countAgainstRpm(dp: DataPlane, agentId: string, rpm: number): Promise<void> {
+  const rl = await needCounters(dp.counters.rateLimit({ agentId, rpm, tpm: null, tokens: 0, now: new Date() }));
+  if (rl.ok) return;
+  throw new AgentgwError('rpm_exceeded', `Rate limit of ${rpm} requests per minute reached: retry after ${rl.retryAfterSeconds} s.`, {
+    headers: { 'retry-after': String(rl.retryAfterSeconds) },
+  });
+}
+
 /**
  * Not a model call, so it is neither billed nor a trace step; but the model must be one the agent may use, and the
  * conversation leaves for the upstream, so PII rules apply to it as to the request it counts.
@@ -32,6 +43,7 @@ export async function countTokens(dp: DataPlane, ex: Exchange, rawBody: unknown,
   const pii = applyPiiRules(plan.eff.policies, parsed, visitMessagesTexts);
   if (pii.blocked) throw pii.blocked;
   const body = pii.body as CountTokensRequest;
+  if (plan.eff.rpm !== null) await countAgainstRpm(dp, ctx.agent.id, plan.eff.rpm);
   const target = plan.priced[0]!;
   const native = target.provider.messages;
   if (!native?.serves(target.model)) {
