@@ -55,6 +55,24 @@ describe.each(['sqlite', 'postgres'] as const)('system endpoints on %s', (storag
     expect(r.text).not.toContain(gw.adminKey);
   });
 
+  test('tenant-scoped keys see provider names, types and models, not base_url; keys without a tenant see it', async () => {
+    expect((await api('POST', '/tenants', { body: { id: 'scoped', name: 'Scoped' } })).status).toBe(201);
+    const key = async (role: string, tenant_id?: string) => (await api('POST', '/admin-keys', { body: { name: `${role}-${tenant_id ?? 'all'}`, role, tenant_id } })).body.api_key as string;
+    const providers = async (k: string) => {
+      const r = await api('GET', '/system/config', { key: k });
+      expect(r.status).toBe(200);
+      return r;
+    };
+    for (const scoped of [await key('viewer', 'scoped'), await key('tenant_admin', 'scoped')]) {
+      const r = await providers(scoped);
+      expect(r.body.providers).toEqual([{ name: 'oai', type: 'openai', base_url: null, models: expect.arrayContaining(['gpt-4o-mini']), configured: true }]);
+      expect(r.text).not.toContain('127.0.0.1:9');
+    }
+    for (const unscoped of [gw.adminKey, await key('viewer')]) {
+      expect((await providers(unscoped)).body.providers[0].base_url).toBe('http://127.0.0.1:9/v1');
+    }
+  });
+
   test('PUT /system/maintenance switches maintenance on and off; the admin interface keeps working', async () => {
     const on = await api('PUT', '/system/maintenance', { body: { enabled: true, message: 'Upgrading the database.' } });
     expect(on.status).toBe(200);

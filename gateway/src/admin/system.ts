@@ -2,22 +2,23 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ErrorBody, PutMaintenance, ROLE_PERMISSIONS, ROLES, SystemConfig } from '../contract/index.js';
 import type { Services } from '../services.js';
-import { requireAdmin } from './principal.js';
+import { type Principal, requireAdmin } from './principal.js';
 
 export function systemRoutes(app: FastifyInstance, s: Services): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
-  const config = (): SystemConfig => ({
+  // A tenant-scoped key sees which providers and models there are, not where they live (internal addresses).
+  const config = (p: Principal): SystemConfig => ({
     version: s.version,
     storage: { kind: s.store.kind },
     counters: { kind: s.countersKind },
-    providers: s.providerInfo(),
+    providers: p.tenant_id ? s.providerInfo().map((provider) => ({ ...provider, base_url: null })) : s.providerInfo(),
     rbac_roles: ROLES.map((name) => ({ name, permissions: ROLE_PERMISSIONS[name] })),
     maintenance: s.snapshot.maintenance,
   });
 
-  r.get('/system/config', { schema: { tags: ['system'], response: { 200: SystemConfig, ...errors } } }, async () => config());
+  r.get('/system/config', { schema: { tags: ['system'], response: { 200: SystemConfig, ...errors } } }, async (req) => config(req.principal));
 
   r.put('/system/maintenance', { schema: { tags: ['system'], body: PutMaintenance, response: { 200: SystemConfig, ...errors } } }, async (req) => {
     requireAdmin(req.principal, 'switch maintenance mode');
@@ -27,6 +28,6 @@ export function systemRoutes(app: FastifyInstance, s: Services): void {
       message: req.body.enabled ? (req.body.message ?? null) : null,
       since: req.body.enabled ? (current.enabled && current.since ? current.since : new Date().toISOString()) : null,
     });
-    return config();
+    return config(req.principal);
   });
 }
