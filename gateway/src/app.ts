@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { adminPlugin } from './admin/index.js';
+import { metricsRoute } from './admin/metrics.js';
 import { answerClientError, answerOnSocket } from './http/client-error.js';
 import { AgentgwError } from './contract/index.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
@@ -41,8 +42,9 @@ function missingHost(req: IncomingMessage, res: ServerResponse): void {
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { services } = opts;
+  const limits = services.config.limits;
   const common = {
-    bodyLimit: services.config.limits.admin_body_bytes,
+    bodyLimit: limits.admin_body_bytes,
     genReqId: () => newRequestId(),
     logController: new LogController({ disableRequestLogging: true }),
     // Trace ids may be 128 characters, more once URL-encoded.
@@ -52,7 +54,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // /v1 is answered by the data plane's own node:http handler; everything else goes through Fastify.
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
       // Host is checked here, so a request without one gets CONTRACT's body (Node's own check answers an empty 400).
-      const server = createServer({ ServerResponse: DrainingAwareResponse, requireHostHeader: false }, (req, res) => {
+      const serverOptions = {
+        ServerResponse: DrainingAwareResponse,
+        requireHostHeader: false,
+        // Both count only while a request comes in: its answer, a 10-minute stream say, is timed by neither.
+        headersTimeout: limits.headers_timeout_s * 1000,
+        requestTimeout: limits.request_timeout_s * 1000,
+        // How often Node looks for requests past those timeouts (its default, 30 s, would let them run that much longer).
+        connectionsCheckingInterval: Math.min(1000, limits.headers_timeout_s * 250),
+      };
+      const server = createServer(serverOptions, (req, res) => {
         const socket = req.socket;
         busy.set(socket, (busy.get(socket) ?? 0) + 1);
         // The listener holds the socket, never the response: keeping each response in a long-lived set until it
@@ -71,7 +82,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       server.on('connect', (req: IncomingMessage, socket: Socket) => {
         answerOnSocket(socket, 404, new AgentgwError('route_not_found', `No route CONNECT ${req.url ?? ''}: agentgw is not a forward proxy; send requests to /v1 or /api.`));
       });
-      server.keepAliveTimeout = 72_000;
+      server.keepAliveTimeout = limits.keep_alive_timeout_s * 1000;
+      // Past the cap, Node closes a new connection at once; the client retries (another node, or this one later).
+      server.maxConnections = limits.max_connections;
       // Closing drops idle connections at once (Node's close(), Fastify's forceCloseConnections): one a client has just
       // sent a request on would be reset. The reaper below closes them instead, once they have stayed idle.
       server.closeIdleConnections = () => undefined;
@@ -110,7 +123,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
     idleAt = next;
   };
-  const v1 = new V1Server(services.dataPlane, services.config.limits.gateway_body_bytes, opts.logger || undefined);
+  const v1 = new V1Server(services.dataPlane, limits.body_bytes, opts.logger || undefined);
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
   app.addHook('preClose', async () => {
     v1.closing = true;
@@ -140,8 +153,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(adminPlugin, { prefix: '/api', services });
   await app.register(consolePlugin, { enabled: services.config.console.enabled });
-  const registry = services.telemetry.metrics.registry;
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  // With an address of its own (server.ts listens there), /metrics is not served here.
+  if (!services.config.metrics.listen) {
+    metricsRoute(app, { hasher: services.hasher, store: services.store, registry: services.telemetry.metrics.registry, requireKey: services.config.metrics.require_key });
+  }
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   return app;
 }

@@ -7,6 +7,8 @@ import { ProviderConfig } from './providers/config.js';
 import { McpServersConfig } from './mcp/mcp-config.js';
 import { AnthropicBetasConfig, DEFAULT_ANTHROPIC_BETAS } from './data-plane/anthropic-betas.js';
 
+const MB = 1024 * 1024;
+
 const ListenAddress = z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, { message: 'must be HOST:PORT' });
 
 /** `agentgw.yaml`: every key has a default, so no file is needed to start. */
@@ -24,12 +26,36 @@ export const GatewayConfig = z.strictObject({
   providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'provider names are lowercase letters, digits, _ or -' }), ProviderConfig).default({}),
   models: z.record(z.string().min(1).max(200), z.array(z.string().min(3)).min(1)).default({}),
   prices: PriceOverrides.default({}),
+  /** Request, upstream and connection limits (their defaults are listed in `agentgw serve --help`). */
   limits: z
     .strictObject({
       admin_body_bytes: z.number().int().min(1024).default(1024 * 1024),
-      gateway_body_bytes: z.number().int().min(1024).default(10 * 1024 * 1024),
+      /** The /v1 and /mcp request body limit in MB (default 10); read as `body_bytes`. */
+      body_mb: z.number().positive().max(1024).optional(),
+      /** The same limit in bytes, as earlier releases named it: still read, body_mb is the name to use. */
+      gateway_body_bytes: z.number().int().min(1024).optional(),
+      /** A successful upstream body, or one event of its stream, larger than this is a 502 upstream_bad_response. */
+      upstream_body_mb: z.number().positive().max(4096).default(32),
+      /** Time a client has to send a request's headers (Node's headersTimeout). */
+      headers_timeout_s: z.int().min(1).max(3600).default(60),
+      /** Time a client has to send a whole request, headers and body; the answer, a stream say, is not counted (Node's requestTimeout). */
+      request_timeout_s: z.int().min(1).max(86_400).default(300),
+      /** How long an idle keep-alive connection is kept: longer than a load balancer's idle timeout (60 s on many). */
+      keep_alive_timeout_s: z.int().min(1).max(3600).default(72),
+      /** Client connections one node accepts at once; more are closed at once (clients retry). */
+      max_connections: z.int().min(1).max(1_000_000).default(4096),
     })
-    .default({ admin_body_bytes: 1024 * 1024, gateway_body_bytes: 10 * 1024 * 1024 }),
+    .superRefine((l, ctx) => {
+      if (l.body_mb !== undefined && l.gateway_body_bytes !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['gateway_body_bytes'], message: 'set body_mb or gateway_body_bytes (its earlier name in bytes), not both' });
+      }
+      if (l.body_mb !== undefined && l.body_mb * MB < 1024) ctx.addIssue({ code: 'custom', path: ['body_mb'], message: 'must be at least 0.001 (1 KB)' });
+      if (l.headers_timeout_s > l.request_timeout_s) {
+        ctx.addIssue({ code: 'custom', path: ['headers_timeout_s'], message: `must not be more than request_timeout_s (${l.request_timeout_s}): the request timeout includes the headers` });
+      }
+    })
+    .transform(({ body_mb, gateway_body_bytes, ...rest }) => ({ ...rest, body_bytes: gateway_body_bytes ?? Math.floor((body_mb ?? 10) * MB) }))
+    .prefault({}),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The usage journal (see accounting/usage-journal.ts): path is a directory, by default the SQLite file's, else ./data/. */
   journal: z
@@ -49,6 +75,16 @@ export const GatewayConfig = z.strictObject({
   mcp_servers: McpServersConfig.default({}),
   /** The web console at /ui (console/dist, built by `npm run build`); false leaves /ui unanswered (404). */
   console: z.strictObject({ enabled: z.boolean().default(true) }).default({ enabled: true }),
+  /** GET /metrics: on the main address with an admin key by default; `listen` serves it on its own address instead. */
+  metrics: z
+    .strictObject({
+      listen: ListenAddress.optional(),
+      /** An admin key without a tenant must be sent (Authorization: Bearer); false serves /metrics to anyone who reaches it. */
+      require_key: z.boolean().default(true),
+    })
+    .prefault({}),
+  /** /mcp: a session unused for session_idle_s ends (a request with its id is a 404, and the client initialises again). */
+  mcp: z.strictObject({ session_idle_s: z.int().min(1).max(30 * 86_400).default(3600) }).prefault({}),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -100,7 +100,14 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     });
     registerJournalMetrics(telemetry.metrics.registry, journal, usage);
     const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry, store, config.anthropic_betas);
-    const mcp = new McpGateway({ servers: config.mcp_servers, dataPlane, bodyLimit: config.limits.gateway_body_bytes, log: opts.log });
+    const mcp = new McpGateway({
+      servers: config.mcp_servers,
+      dataPlane,
+      bodyLimit: config.limits.body_bytes,
+      sessionStore: store,
+      sessionIdleMs: config.mcp.session_idle_s * 1000,
+      log: opts.log,
+    });
     opened.push(() => mcp.close());
     flushUsage = () => usage.flush(); // counters: see loadSeed above
 
@@ -144,7 +151,8 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
 function buildProviders(config: GatewayConfig): Map<string, ProviderAdapter> {
   const entries = Object.entries(config.providers);
   if (entries.length === 0) entries.push(['mock', { type: 'mock' }]);
-  return new Map(entries.map(([name, c]) => [name, createProvider(name, c)]));
+  const maxBodyBytes = Math.floor(config.limits.upstream_body_mb * 1024 * 1024);
+  return new Map(entries.map(([name, c]) => [name, createProvider(name, c, { maxBodyBytes })]));
 }
 
 /** AGENTGW_TRACE_IDLE_SECONDS and the like: milliseconds, or undefined when unset or not a positive number. */

@@ -11,11 +11,45 @@ export interface ServeFlags {
 /** The server configuration's defaults (gateway/src/config.ts) that `serve --help` names; serve.test.ts holds them equal. */
 export const SERVE_DEFAULTS = { host: '127.0.0.1', port: 8080, sqlitePath: './data/agentgw.db' } as const;
 
+/** The defaults of `limits:` and `mcp:` that `serve --help` lists; serve.test.ts holds them equal to the config's. */
+export const SERVE_LIMITS = {
+  body_mb: 10,
+  upstream_body_mb: 32,
+  headers_timeout_s: 60,
+  request_timeout_s: 300,
+  keep_alive_timeout_s: 72,
+  max_connections: 4096,
+  session_idle_s: 3600,
+} as const;
+
+/** `key: default` and what it means, in two columns. */
+function row(key: string, ...lines: string[]): string {
+  return lines.map((line, i) => `${i === 0 ? `    ${key}`.padEnd(30) : ' '.repeat(30)}${line}`).join('\n');
+}
+
+const LIMIT_ROWS = [
+  row(`body_mb: ${SERVE_LIMITS.body_mb}`, 'largest /v1 and /mcp request body (gateway_body_bytes, in bytes, still works)'),
+  row(`upstream_body_mb: ${SERVE_LIMITS.upstream_body_mb}`, 'largest upstream answer, or one event of its stream: past it the client', 'gets 502 upstream_bad_response and the upstream connection is dropped'),
+  row(`headers_timeout_s: ${SERVE_LIMITS.headers_timeout_s}`, "time a client has to send a request's headers (then 408)"),
+  row(`request_timeout_s: ${SERVE_LIMITS.request_timeout_s}`, 'time a client has to send a whole request, headers and body; the', 'answer is not timed, so a stream may run as long as the model writes'),
+  row(`keep_alive_timeout_s: ${SERVE_LIMITS.keep_alive_timeout_s}`, 'an idle client connection is closed after this; keep it above your', "load balancer's idle timeout (60 s on many)"),
+  row(`max_connections: ${SERVE_LIMITS.max_connections}`, 'client connections at once (a stream holds one); more are closed at', 'once and clients retry; keep it below the open-file limit (ulimit -n)'),
+  '  mcp:',
+  row(`session_idle_s: ${SERVE_LIMITS.session_idle_s}`, 'an MCP session unused this long ends on every node; a request with its', 'id is then a 404 and the client initialises a new session'),
+  '  metrics:',
+  row('require_key: true', '/metrics takes an admin key without a tenant (Authorization: Bearer)'),
+  row('listen: HOST:PORT', 'serve /metrics on this address (a private one for the scraper), and', 'not on the main one'),
+].join('\n');
+
 const HELP_AFTER = `
 Without --config (or AGENTGW_CONFIG) every setting has its default: listen on ${SERVE_DEFAULTS.host}:${SERVE_DEFAULTS.port}
 (admin interface http://${SERVE_DEFAULTS.host}:${SERVE_DEFAULTS.port}/api, gateway http://${SERVE_DEFAULTS.host}:${SERVE_DEFAULTS.port}/v1),
 SQLite at ${SERVE_DEFAULTS.sqlitePath}, in-memory counters, and the offline \`mock\` provider when no
 provider is configured. examples/agentgw.yaml shows every key.
+
+Limits (agentgw.yaml, defaults shown):
+  limits:
+${LIMIT_ROWS}
 
 Environment:
   AGENTGW_ADMIN_KEY     the root admin key (role admin). Unset on the first start: the server generates
@@ -66,6 +100,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     process.once('SIGINT', () => resolve());
   });
   // stderr: sentences for people (tests and the bench wait for this one); the server's JSON log is on stdout.
+  if (server.metricsUrl) note(`agentgw metrics: ${server.metricsUrl}/metrics`);
   note(`agentgw listening: admin ${server.url}/api, gateway ${server.url}/v1`);
   await stopped;
   await server.close();

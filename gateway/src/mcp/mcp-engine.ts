@@ -4,6 +4,7 @@ import type { DataPlane } from '../data-plane/data-plane.js';
 import { Federation } from './federation.js';
 import type { McpServersConfig } from './mcp-config.js';
 import type { McpMetrics } from './mcp-metrics.js';
+import type { SessionActivity } from './session-activity.js';
 import type { SessionIds } from './session-ids.js';
 import { Sessions } from './sessions.js';
 import type { UpstreamLog } from './upstream.js';
@@ -14,9 +15,9 @@ export class McpEngine {
   readonly federation: Federation;
   readonly sessions: Sessions;
 
-  constructor(servers: McpServersConfig, dp: DataPlane, metrics: McpMetrics, ids: SessionIds, log?: UpstreamLog) {
+  constructor(servers: McpServersConfig, dp: DataPlane, metrics: McpMetrics, ids: SessionIds, activity: SessionActivity, log?: UpstreamLog) {
     this.upstreams = new Upstreams(servers, log);
     this.federation = new Federation(dp, this.upstreams, metrics);
-    this.sessions = new Sessions(ids, this.federation, dp.snapshot);
+    this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, log);
   }
 }

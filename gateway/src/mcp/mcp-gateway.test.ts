@@ -381,7 +381,7 @@ describe.each(MODES)('/mcp on $name', (mode) => {
   });
 
   test('Prometheus series per server, tool and outcome', async () => {
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).text();
     expect(metrics).toMatch(/agentgw_mcp_tool_calls_total\{server="web",tool="search",outcome="ok"\} [1-9]/);
     expect(metrics).toMatch(/agentgw_mcp_tool_calls_total\{server="web",tool="delete_everything",outcome="tool_not_allowed"\} 1/);
     expect(metrics).toMatch(/agentgw_mcp_tool_call_duration_seconds_count\{server="local"\} [1-9]/);

@@ -10,6 +10,7 @@ import type { McpEngine } from './mcp-engine.js';
 import { McpFront } from './mcp-front.js';
 import { McpMetrics } from './mcp-metrics.js';
 import { policyToolName } from './names.js';
+import { type ActivityStore, SessionActivity } from './session-activity.js';
 import { SessionIds } from './session-ids.js';
 import type { UpstreamLog } from './upstream.js';
 
@@ -17,6 +18,10 @@ export interface McpGatewayOptions {
   servers: McpServersConfig;
   dataPlane: DataPlane;
   bodyLimit: number;
+  /** Where every node records when each session was last used (the database). */
+  sessionStore: ActivityStore;
+  /** mcp.session_idle_s, in ms: a session unused this long has ended. */
+  sessionIdleMs: number;
   log?: UpstreamLog & Partial<ErrorLog>;
 }
 
@@ -27,6 +32,7 @@ export class McpGateway {
   private readonly front: McpFront;
   private readonly metrics: McpMetrics;
   private readonly ids: SessionIds;
+  private readonly activity: SessionActivity;
   private engine: Promise<McpEngine> | undefined;
   private loaded: McpEngine | undefined;
   private closed = false;
@@ -35,6 +41,7 @@ export class McpGateway {
     const dp = opts.dataPlane;
     this.metrics = new McpMetrics(dp.telemetry.metrics.registry);
     this.ids = new SessionIds(dp.hasher);
+    this.activity = new SessionActivity(opts.sessionStore, opts.sessionIdleMs, opts.log);
     const log = opts.log?.error ? (opts.log as ErrorLog) : undefined;
     this.front = new McpFront({ snapshot: dp.snapshot, hasher: dp.hasher, sessions: async () => (await this.load()).sessions, bodyLimit: opts.bodyLimit, log });
     // With servers configured, /mcp will be used: load it now, off the start-up path.
@@ -43,7 +50,7 @@ export class McpGateway {
 
   private load(): Promise<McpEngine> {
     this.engine ??= import('./mcp-engine.js').then((m) => {
-      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.opts.log);
+      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.activity, this.opts.log);
       if (this.closed) void this.loaded.sessions.close();
       return this.loaded;
     });

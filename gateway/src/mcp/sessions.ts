@@ -1,6 +1,7 @@
 // The MCP sessions this node serves: one SDK Server and Streamable HTTP transport per session. A session id another
-// node minted (or this node before a restart) is re-created on sight from the id alone, so a load balancer needs no
-// affinity. Sessions with a notification stream open are told when what their agent may call changes.
+// node minted (or this node before a restart) is re-created on sight from the id, so a load balancer needs no affinity,
+// while the session is live (session-activity.ts). Sessions with a notification stream open are told when what their
+// agent may call changes.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -18,6 +19,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { Snapshot } from '../storage/snapshot.js';
 import { VERSION } from '../version.js';
 import type { Federation } from './federation.js';
+import type { SessionActivity } from './session-activity.js';
 import type { SessionIds } from './session-ids.js';
 import type { McpCaller } from './tool-call.js';
 
@@ -104,19 +106,27 @@ export class McpSession {
 
 export class Sessions {
   private readonly byId = new Map<string, McpSession>();
-  /** Sessions being re-created from their id: concurrent requests of one session share one. */
-  private readonly restoring = new Map<string, Promise<McpSession>>();
+  /** Sessions being re-created from their id (null: it has ended): concurrent requests of one session share one. */
+  private readonly restoring = new Map<string, Promise<McpSession | null>>();
   /** Sessions their client ended here (DELETE), newest last: not re-created from their id (another node may still). */
   private readonly terminated = new Set<string>();
   private readonly timer: NodeJS.Timeout;
   private seen = { generation: -1, tools: -1 };
   private lastSweep = Date.now();
+  /** Held sessions idle this long are dropped here; those with a stream are marked used this often. */
+  private readonly idleMs: number;
+  private readonly sweepEveryMs: number;
 
   constructor(
     private readonly ids: SessionIds,
     private readonly federation: Federation,
     private readonly snapshot: Snapshot,
+    /** When each session was last used, on any node: a session idle for mcp.session_idle_s has ended. */
+    private readonly activity: SessionActivity,
+    private readonly log?: { warn: (obj: object, msg: string) => void },
   ) {
+    this.idleMs = Math.min(IDLE_MS, activity.idleMs);
+    this.sweepEveryMs = Math.min(60_000, Math.max(WATCH_MS, activity.writeEveryMs));
     this.timer = setInterval(() => this.tick(), WATCH_MS);
     this.timer.unref();
   }
@@ -128,23 +138,38 @@ export class Sessions {
   /** A new session for an initialize request: its id is minted now (the transport hands it out in Mcp-Session-Id). */
   async create(agentId: string, requestedVersion: unknown): Promise<McpSession> {
     const id = this.ids.mint(agentId, negotiatedVersion(requestedVersion));
+    await this.activity.started(id);
     const session = this.add(id, agentId);
     await session.server.connect(session.transport);
     return session;
   }
 
-  /** The session of an Mcp-Session-Id for this agent: held here, or re-created from a valid id; null for any other id. */
+  /**
+   * The session of an Mcp-Session-Id for this agent: held here, or re-created from a valid id; null for any other id
+   * and for a session that has ended (idle too long, or ended by its client).
+   */
   async find(id: string, agentId: string): Promise<McpSession | null> {
     // A session being re-created is held before its handshake ends: wait for it rather than reach it half made.
     const restoring = this.restoring.get(id);
     const held = restoring ? await restoring.catch(() => null) : this.byId.get(id);
-    if (held) return held.agentId === agentId ? held : null;
+    if (held) {
+      if (held.agentId !== agentId) return null;
+      if (await this.activity.use(id)) return held;
+      void held.close();
+      return null;
+    }
     if (this.terminated.has(id) || this.restoring.has(id)) return null;
     const version = this.ids.verify(id, agentId);
     if (!version) return null;
-    const pending = this.restore(id, agentId, version.protocolVersion).finally(() => this.restoring.delete(id));
+    const pending = this.restoreIfLive(id, agentId, version.protocolVersion).finally(() => this.restoring.delete(id));
     this.restoring.set(id, pending);
     return pending;
+  }
+
+  /** Re-creates a session another node (or this one before a restart) served, unless it has ended. */
+  private async restoreIfLive(id: string, agentId: string, protocolVersion: string): Promise<McpSession | null> {
+    if (!(await this.activity.use(id))) return null;
+    return this.restore(id, agentId, protocolVersion);
   }
 
   /** Re-creates a session by replaying its initialisation to a new transport (the SDK's own handshake, sent by this node). */
@@ -183,6 +208,7 @@ export class Sessions {
     const session = new McpSession(id, agentId, this.federation, (s, terminated) => {
       if (this.byId.get(s.id) === s) this.byId.delete(s.id);
       if (!terminated) return;
+      void this.activity.ended(s.id).catch((err: unknown) => this.log?.warn({ err }, 'ending an MCP session on every node failed; it ends there once idle'));
       this.terminated.add(s.id);
       if (this.terminated.size > MAX_SESSIONS) this.terminated.delete(this.terminated.values().next().value!);
     });
@@ -205,7 +231,7 @@ export class Sessions {
 
   private tick(): void {
     const now = Date.now();
-    if (now - this.lastSweep >= 60_000) {
+    if (now - this.lastSweep >= this.sweepEveryMs) {
       this.lastSweep = now;
       this.sweep(now);
     }
@@ -233,7 +259,12 @@ export class Sessions {
   }
 
   private sweep(now: number): void {
-    for (const s of [...this.byId.values()]) if (s.streams === 0 && now - s.lastSeen > IDLE_MS) void s.close();
+    for (const s of [...this.byId.values()]) {
+      // An open notification stream is a session in use, on every node.
+      if (s.streams > 0) this.activity.keep(s.id);
+      else if (now - s.lastSeen > this.idleMs) void s.close();
+    }
+    this.activity.sweep();
   }
 
   /** Drops the `n` longest-idle sessions without a stream. */

@@ -17,14 +17,21 @@ export class ProviderConfigError extends Error {
   override readonly name = 'ProviderConfigError';
 }
 
+/** What the gateway's own configuration sets for every provider. */
+export interface ProviderOptions {
+  /** limits.upstream_body_mb, in bytes (see shared/upstream-body-limit.ts). */
+  maxBodyBytes?: number;
+}
+
 /** Builds the adapter for one configured provider; the config is validated here (strictly: unknown keys are errors). */
-export function createProvider(name: string, config: unknown): ProviderAdapter {
+export function createProvider(name: string, config: unknown, options: ProviderOptions = {}): ProviderAdapter {
   const parsed = ProviderConfig.safeParse(config);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : 'config'}: ${issue.message}`).join('; ');
     throw new ProviderConfigError(`Invalid configuration of provider "${name}": ${issues}.`);
   }
-  const c = parsed.data;
+  // Every HTTP adapter hands its settings to its UpstreamClient, which reads max_body_bytes from them.
+  const c = parsed.data.type === 'mock' || options.maxBodyBytes === undefined ? parsed.data : { ...parsed.data, max_body_bytes: options.maxBodyBytes };
   switch (c.type) {
     case 'openai':
       return createOpenAIAdapter(name, c);

@@ -127,7 +127,7 @@ describe('traces, usage and telemetry', () => {
 
   test('/metrics parses as Prometheus text and moves with requests', async () => {
     const read = async () => {
-      const families = parsePrometheusTextFormat(await (await fetch(`${gw.url}/metrics`)).text());
+      const families = parsePrometheusTextFormat(await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).text());
       const requests = families.find((f) => f.name === 'agentgw_requests_total');
       const ok = (requests?.metrics ?? []).filter((m) => m.labels?.status === 'ok').reduce((s, m) => s + Number(m.value), 0);
       const cost = families.find((f) => f.name === 'agentgw_cost_usd_total')?.metrics.reduce((s, m) => s + Number(m.value), 0) ?? 0;

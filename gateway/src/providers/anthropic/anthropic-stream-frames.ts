@@ -48,7 +48,7 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
     return open().text(out);
   };
 
-  for await (const sse of sseEvents(o.body)) {
+  for await (const sse of sseEvents(o.body, o.identity)) {
     const event = JSON.parse(sse.data) as AnthropicStreamEvent;
     switch (event.type) {
       case 'message_start': {

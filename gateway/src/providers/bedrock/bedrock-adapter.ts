@@ -8,8 +8,8 @@ import { encodeEmbedding } from '../shared/embedding-encoding.js';
 import { embeddingTexts } from '../shared/embeddings-input.js';
 import { providerIdentity, type ProviderIdentity } from '../shared/provider-identity.js';
 import { StreamMeter } from '../shared/stream-meter.js';
-import { readJson, UpstreamClient, type UpstreamResponse } from '../shared/upstream-client.js';
-import { badUpstreamResponse, upstreamFailure } from '../shared/upstream-failure.js';
+import { readJson, readText, UpstreamClient, type UpstreamResponse } from '../shared/upstream-client.js';
+import { badUpstreamResponse } from '../shared/upstream-failure.js';
 import type { CallContext, CancelSignal, ChatResult, ChatStream, EmbeddingsResult, MessagesCallContext, NativeMessages, ProviderAdapter, Usage } from '../spec.js';
 import type { AnthropicResponse } from '../anthropic/anthropic-api.js';
 import { AnthropicPassthroughFrames, anthropicDeltaText } from '../anthropic/anthropic-passthrough-frames.js';
@@ -167,9 +167,7 @@ export class BedrockAdapter implements ProviderAdapter {
     serves: (model) => CLAUDE_MODEL.test(model),
     create: async (ctx, body) => {
       const response = await this.send(`/model/${encodeURIComponent(ctx.model)}/invoke`, invokeBody(body, ctx), JSON_HEADERS, ctx.signal);
-      const text = await response.body.text().catch((err: unknown) => {
-        throw upstreamFailure(this.identity, err, ctx.signal);
-      });
+      const text = await readText(this.identity, response, ctx.signal);
       let message: AnthropicResponse;
       try {
         message = JSON.parse(text) as AnthropicResponse;

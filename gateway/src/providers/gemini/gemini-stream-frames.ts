@@ -30,7 +30,7 @@ export async function* geminiStreamFrames(o: GeminiStreamOptions): AsyncGenerato
   let usage: ReportedUsage = {};
   let finished = false;
 
-  for await (const sse of sseEvents(o.body)) {
+  for await (const sse of sseEvents(o.body, o.identity)) {
     const event = JSON.parse(sse.data) as GeminiResponse & { error?: unknown };
     if (event.error) {
       const detail = sanitizeUpstreamMessage(o.identity, extractUpstreamMessage(sse.data).message);

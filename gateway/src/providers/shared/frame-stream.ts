@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { CancelSignal, ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
+import { DEFAULT_UPSTREAM_BODY_BYTES, bytesAfterLastLine, upstreamBodyTooLarge } from './upstream-body-limit.js';
 import { upstreamFailure } from './upstream-failure.js';
 import { ErrorBody, retryAfterOf, upstreamStatusError } from './upstream-status-error.js';
 
@@ -45,6 +46,9 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
   private iterated = false;
   private readonly decoder = new StringDecoder('utf8');
   private readonly parser = createParser({ onEvent: (e) => this.onEvent(e) });
+  /** Bytes read since the last complete event: about what the parser holds (limits.upstream_body_mb caps it). */
+  private sinceEvent = 0;
+  private eventInChunk = false;
   private readonly onAbort = () => this.stop(true);
 
   private constructor(
@@ -52,6 +56,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
     private readonly signal: CancelSignal,
     private readonly meter: StreamMeter,
     private readonly translator: FrameTranslator,
+    private readonly maxEventBytes: number,
   ) {}
 
   /**
@@ -61,9 +66,9 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
   static open(
     pool: Dispatcher,
     request: { path: string; headers: Record<string, string>; body: string | Uint8Array },
-    parts: { identity: ProviderIdentity; signal: CancelSignal; meter: StreamMeter; translator: FrameTranslator },
+    parts: { identity: ProviderIdentity; signal: CancelSignal; meter: StreamMeter; translator: FrameTranslator; maxEventBytes?: number },
   ): Promise<FrameStream> {
-    const stream = new FrameStream(parts.identity, parts.signal, parts.meter, parts.translator);
+    const stream = new FrameStream(parts.identity, parts.signal, parts.meter, parts.translator, parts.maxEventBytes ?? DEFAULT_UPSTREAM_BODY_BYTES);
     return stream.start(pool, request);
   }
 
@@ -141,7 +146,10 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
   /** Returns false to pause the upstream while the client is behind. */
   private feed(chunk: Buffer): boolean {
     if (this.finished) return true;
+    this.eventInChunk = false;
     this.parser.feed(this.decoder.write(chunk));
+    this.sinceEvent = this.eventInChunk ? bytesAfterLastLine(chunk) : this.sinceEvent + chunk.length;
+    if (this.sinceEvent > this.maxEventBytes && this.failure === undefined) this.failure = upstreamBodyTooLarge(this.identity, this.maxEventBytes, 'event');
     if (this.failure !== undefined) {
       // The upstream said it failed: stop reading; the frames before the failure are still delivered.
       this.stop(true);
@@ -153,6 +161,7 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
   }
 
   private onEvent(event: EventSourceMessage): void {
+    this.eventInChunk = true;
     if (this.finished || this.failure !== undefined) return;
     try {
       const frame = this.translator.event(event);

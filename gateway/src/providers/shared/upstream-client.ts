@@ -5,6 +5,7 @@ import type { ProviderIdentity } from './provider-identity.js';
 import type { CancelSignal, ChatStream } from '../spec.js';
 import { FrameStream, type FrameTranslator } from './frame-stream.js';
 import type { StreamMeter } from './stream-meter.js';
+import { DEFAULT_UPSTREAM_BODY_BYTES, bodyLimitOf, limitBody, upstreamBodyTooLarge } from './upstream-body-limit.js';
 import { upstreamFailure } from './upstream-failure.js';
 import { ErrorBody, retryAfterOf, upstreamStatusError } from './upstream-status-error.js';
 
@@ -13,6 +14,8 @@ export interface UpstreamTimeouts {
   connect_timeout_ms?: number;
   body_timeout_ms?: number;
   max_connections?: number;
+  /** limits.upstream_body_mb in bytes, which createProvider adds to every provider's settings: see upstream-body-limit.ts. */
+  max_body_bytes?: number;
 }
 
 export interface UpstreamRequest {
@@ -33,8 +36,11 @@ export class UpstreamClient {
   private readonly origin: string;
   private readonly basePath: string;
   private readonly pool: Pool;
+  /** The most of a successful body held at once: the whole body, or one event of a stream. */
+  private readonly maxBodyBytes: number;
 
   constructor(readonly identity: ProviderIdentity, baseUrl: string, timeouts: UpstreamTimeouts) {
+    this.maxBodyBytes = timeouts.max_body_bytes ?? DEFAULT_UPSTREAM_BODY_BYTES;
     const url = new URL(baseUrl);
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.origin = url.origin;
@@ -71,7 +77,10 @@ export class UpstreamClient {
     } catch (err) {
       throw upstreamFailure(this.identity, err, req.signal);
     }
-    if (res.statusCode >= 200 && res.statusCode < 300) return res;
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      limitBody(res.body, this.maxBodyBytes);
+      return res;
+    }
     throw upstreamStatusError(this.identity, res.statusCode, await readErrorBody(res.body), retryAfterOf(res.headers));
   }
 
@@ -83,7 +92,7 @@ export class UpstreamClient {
     return FrameStream.open(
       this.pool,
       { path: this.basePath + req.path, headers: req.headers, body: req.body },
-      { identity: this.identity, signal: req.signal, meter: parts.meter, translator: parts.translator },
+      { identity: this.identity, signal: req.signal, meter: parts.meter, translator: parts.translator, maxEventBytes: this.maxBodyBytes },
     );
   }
 
@@ -101,11 +110,13 @@ export class UpstreamClient {
 
   /**
    * Sends a POST and gathers the whole answer, whatever its status, straight from the connection: no stream object,
-   * no header parsing beyond the status. An error body is cut at ERROR_BODY_LIMIT (see ErrorBody); a 2xx body is read whole.
+   * no header parsing beyond the status. An error body is cut at ERROR_BODY_LIMIT (see ErrorBody); a 2xx body is read
+   * whole, up to maxBodyBytes: past it the call fails and the connection is dropped.
    */
   private collect(req: UpstreamRequest): Promise<{ statusCode: number; text: string; retryAfter?: string }> {
     const { signal } = req;
     const identity = this.identity;
+    const limit = this.maxBodyBytes;
     return new Promise((resolve, reject) => {
       if (signal.aborted) {
         reject(signal.reason);
@@ -149,8 +160,14 @@ export class UpstreamClient {
               }
               return true;
             }
-            chunks.push(chunk);
             size += chunk.length;
+            if (size > limit) {
+              chunks.length = 0;
+              finish(upstreamBodyTooLarge(identity, limit, 'body'));
+              abort?.(new Error('response body too large'));
+              return false;
+            }
+            chunks.push(chunk);
             return true;
           },
           onComplete() {
@@ -176,13 +193,28 @@ export class UpstreamClient {
 
 /** Reads a 2xx response from send() and parses it as a JSON object. */
 export async function readJson<T>(identity: ProviderIdentity, res: UpstreamResponse, signal: CancelSignal): Promise<T> {
-  let text: string;
+  return parseJsonObject<T>(identity, await readText(identity, res, signal), signal);
+}
+
+/** Reads a 2xx response from send() whole, up to limits.upstream_body_mb: past it the call fails and the connection is dropped. */
+export async function readText(identity: ProviderIdentity, res: UpstreamResponse, signal: CancelSignal): Promise<string> {
+  const limit = bodyLimitOf(res.body);
+  const chunks: Buffer[] = [];
+  let size = 0;
   try {
-    text = await res.body.text();
+    for await (const chunk of res.body) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      size += bytes.length;
+      if (size > limit) {
+        res.body.destroy();
+        throw upstreamBodyTooLarge(identity, limit, 'body');
+      }
+      chunks.push(bytes);
+    }
   } catch (err) {
     throw upstreamFailure(identity, err, signal);
   }
-  return parseJsonObject<T>(identity, text, signal);
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** An upstream's answer must be a JSON object; anything else is its fault (upstream_bad_response). */
