@@ -4,6 +4,7 @@ import secureJson from 'secure-json-parse';
 import { MIN_BODY_BYTES } from './part-cache.js';
 import { keepPart, keptPart, sentBefore } from './part-values.js';
 import { ReceivedJson, type Span, skipSpace } from './received-json.js';
+import { repeatsKey } from './repeated-keys.js';
 
 /** Runs of bytes outside ASCII: each one a whole number of UTF-8 sequences (or invalid bytes), never a JSON delimiter. */
 const NON_ASCII_RUN = /[\x80-\xff]+/g;
@@ -54,10 +55,16 @@ function textOf(bytes: Buffer, latin1: string): string {
   return asciiJsonText(bytes, latin1) ?? bytes.toString('utf8');
 }
 
-/** One part of a body (a member's value, an element of an array), parsed with the guard. */
+/** A part that repeats a key: the body is parsed whole instead, and not registered with its bytes. */
+class RepeatedKey extends Error {}
+
+/** One part of a body (a member's value, an element of an array), parsed with the guard; RepeatedKey when it repeats a key. */
 function parsePart(bytes: Buffer): unknown {
   const latin1 = bytes.toString('latin1');
-  return MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(textOf(bytes, latin1));
+  const guarded = MAY_HOLD_PROTOTYPE_KEYS.test(latin1);
+  const text = guarded ? bytes.toString('utf8') : textOf(bytes, latin1);
+  if (repeatsKey(text)) throw new RepeatedKey();
+  return guarded ? guardedParse(text) : JSON.parse(text);
 }
 
 /** The top-level arrays whose elements are kept one by one: an agent's conversation grows by elements, and tools come and go. */
@@ -158,11 +165,21 @@ export function parseReceivedJson(bytes: Buffer): unknown {
   // Parsed by parts when most of it was sent before; a body mostly new is parsed whole, which costs less.
   const raw = !bom && bytes.length >= MIN_BODY_BYTES && bytes[skipSpace(bytes, 0)] === 0x7b ? ReceivedJson.scan(bytes) : null;
   const planned = raw === null ? null : plan(raw);
-  if (raw !== null && planned !== null && planned.newBytes * 2 < bytes.length) return parseByParts(bytes, raw, planned.members);
+  if (raw !== null && planned !== null && planned.newBytes * 2 < bytes.length) {
+    try {
+      return parseByParts(bytes, raw, planned.members);
+    } catch (e) {
+      if (!(e instanceof RepeatedKey)) throw e;
+    }
+  }
   // One byte per character, and the same ASCII characters as the UTF-8 text.
   const latin1 = bytes.toString('latin1');
-  const value = bom || MAY_HOLD_PROTOTYPE_KEYS.test(latin1) ? guardedParse(bytes.toString('utf8')) : JSON.parse(textOf(bytes, latin1));
+  const guarded = bom || MAY_HOLD_PROTOTYPE_KEYS.test(latin1);
+  const text = guarded ? bytes.toString('utf8') : textOf(bytes, latin1);
+  const value = guarded ? guardedParse(text) : JSON.parse(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  // Bytes that repeat a key are not forwarded as received: the upstream gets the parsed value the checks read.
+  if (repeatsKey(text)) return value;
   const body = value as Record<string, unknown>;
   if (raw !== null && planned !== null) {
     // The spans and digests found are those of this value: JSON.parse read the same bytes.

@@ -6,6 +6,7 @@ import { stringifyBody } from './stringify.js';
 import { MIN_BODY_BYTES } from './part-cache.js';
 import { Choices, ws } from '../test-support/json-text.js';
 import { ReceivedJson, receivedJsonOf, type Span, withMembers } from './received-json.js';
+import { repeatsKey } from './repeated-keys.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Generated JSON texts: values written with random whitespace between tokens, strings with random escapes (\uXXXX in
@@ -402,7 +403,7 @@ describe('asciiJsonText', () => {
 });
 
 describe('parseReceivedJson', () => {
-  it('parses texts of generated values as JSON.parse does, registering object bodies with their bytes', () => {
+  it('parses texts of generated values as JSON.parse does, registering object bodies with their bytes unless a key repeats', () => {
     fc.assert(
       fc.property(fc.oneof(tree.map((t) => ({ t })), received.map((r) => ({ text: r.text }))), fc.array(fc.nat(), { maxLength: 32 }), (g, choices) => {
         const unpadded = 'text' in g ? g.text : write(g.t, new Choices(choices), []);
@@ -411,7 +412,7 @@ describe('parseReceivedJson', () => {
           const bytes = Buffer.from(text);
           const value = parseReceivedJson(bytes);
           expect(value).toEqual(JSON.parse(text));
-          if (typeof value === 'object' && value !== null && !Array.isArray(value) && bytes.length >= 2048) {
+          if (typeof value === 'object' && value !== null && !Array.isArray(value) && bytes.length >= 2048 && !repeatsKey(text)) {
             expect(receivedJsonOf(value)?.bytes).toBe(bytes);
           } else if (typeof value === 'object' && value !== null) {
             expect(receivedJsonOf(value)).toBeUndefined();
@@ -439,7 +440,8 @@ describe('parseReceivedJson', () => {
           for (let round = 0; round < 3; round++) {
             const value = parseReceivedJson(bytes) as Record<string, unknown>;
             expect(value).toEqual(JSON.parse(text));
-            expect(receivedJsonOf(value)?.bytes).toBe(bytes);
+            // Bytes that repeat a key somewhere are not forwarded as received (an upstream may read either value).
+            expect(receivedJsonOf(value)?.bytes).toBe(repeatsKey(text) ? undefined : bytes);
           }
         }
       }),
@@ -542,6 +544,7 @@ describe('known members', () => {
           }
           const value = parseReceivedJson(bytes) as Record<string, unknown>;
           expect(value).toEqual(JSON.parse(text));
+          if (repeatsKey(text)) return; // not registered with its bytes
           const rj = receivedJsonOf(value)!;
           seen.push(Object.keys(value).map((k) => facts(rj, bytes, k)));
         }

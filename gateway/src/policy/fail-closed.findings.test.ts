@@ -152,3 +152,18 @@ describe('arguments read as the model reads them (pii_scope user and assistant)'
 test('native Responses refuses background: true, naming the field', async () => {
   await expectRefused('responses native', keys.cap!, { max_output_tokens: 64, input: 'hi', background: true }, 400, 'validation_failed');
 });
+
+describe('a body that repeats a key is forwarded as the checks read it, never as received', () => {
+  test.each([
+    ['messages native', (m: string) => `{"model":"${m}","max_tokens":64,"messages":[{"role":"user","content":"mail ${EMAIL}","content":"hi"}]`],
+    ['responses native', (m: string) => `{"model":"${m}","max_output_tokens":64,"input":[{"role":"user","content":"mail ${EMAIL}","content":"hi"}]`],
+    ['chat completions', (m: string) => `{"model":"${m}","max_tokens":64,"messages":[{"role":"user","content":"mail ${EMAIL}","content":"hi"}]`],
+  ] as Array<[string, (model: string) => string]>)('%s', async (routeName, body) => {
+    const d = route(routeName);
+    // Past the size from which a body is kept with its bytes and forwarded as received.
+    const text = `${body(d.model)},"temperature":0${' '.repeat(5_000)}}`;
+    const res = await fetch(`${harness.gw.url}${d.path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...d.headers({ key: keys.block! }) }, body: text });
+    expect(res.status, await res.text()).toBe(200);
+    expect(d.upstream.lastRaw()).not.toContain(EMAIL);
+  });
+});
