@@ -68,7 +68,8 @@ export function webSearchCost(price: ModelPrice, searches: number | undefined): 
  * and `maxOutputTokens` completion tokens. Used for budget reservations and the per-request cost cap.
  */
 export function worstCaseCost(price: ModelPrice, promptTokensUpperBound: number, maxOutputTokens: number): number {
-  const prompt = count(promptTokensUpperBound);
+  // No prompt the model accepts is longer than its context window.
+  const prompt = count(Math.min(promptTokensUpperBound, price.context_window ?? Infinity));
   const r = ratesFor(price, prompt);
   const micro = prompt * Math.max(r.input, r.cacheWrite, r.cacheWrite1h) + count(maxOutputTokens) * r.output;
   return roundUsd(micro / 1e6);

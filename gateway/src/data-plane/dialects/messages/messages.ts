@@ -12,6 +12,7 @@ import { type Admission, type PricedTarget, actualCost, admit, withFallback } fr
 import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
+import { checkKeyCase } from '../../key-case.js';
 import { checkBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
@@ -51,6 +52,7 @@ export function chatRequestFor(t: PricedTarget, body: MessagesRequest) {
 export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, query: string): Promise<void> {
   const ctx = ex.ctx;
   checkBody(MessagesRequest, MessagesRequestParts, rawBody);
+  checkKeyCase(rawBody as Record<string, unknown>);
   // Validated, then used as received: the schema has no defaults or transforms, and its output would be a copy (one
   // whose bytes are unknown, so the body could not go upstream as received).
   const body = rawBody as MessagesRequest;
