@@ -144,7 +144,10 @@ describe('body_mb', () => {
     expect((await chat('x'.repeat(3000))).status).toBe(200);
     const r = await chat('x'.repeat(5000));
     expect(r.status).toBe(413);
-    expect(((await r.json()) as any).error.code).toBe('body_too_large');
+    const error = ((await r.json()) as any).error;
+    expect(error.code).toBe('body_too_large');
+    // The sentence names the limit and the key that raises it.
+    expect(error.message).toMatch(/limit of [\d.]+ MB.*limits\.body_mb/);
   });
 });
 

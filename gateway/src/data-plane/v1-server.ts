@@ -273,6 +273,12 @@ export class V1Server {
     run.catch((e: unknown) => this.fail(undefined, ex.ctx, ex.res, e));
   }
 
+  /** 413, naming the limit and the key that raises it. */
+  private tooLarge(): AgentgwError {
+    const mb = Math.round((this.bodyLimit / (1024 * 1024)) * 100) / 100;
+    return new AgentgwError('body_too_large', `The request body is larger than the gateway's limit of ${mb} MB: send a smaller body, or raise limits.body_mb in the server config.`);
+  }
+
   private readBody(req: IncomingMessage, res: ServerResponse, ex: Exchange, which: BodyRoute): void {
     const h = req.headers;
     const type = h['content-type'];
@@ -288,7 +294,7 @@ export class V1Server {
     }
     if (declared !== undefined && Number(declared) > this.bodyLimit) {
       res.setHeader('connection', 'close');
-      throw new AgentgwError('body_too_large', 'The request body is too large: send a smaller body.');
+      throw this.tooLarge();
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -299,7 +305,7 @@ export class V1Server {
         failed = true;
         req.off('data', onData);
         res.setHeader('connection', 'close');
-        this.fail(ex.ctx, ex.ctx, res, new AgentgwError('body_too_large', 'The request body is too large: send a smaller body.'));
+        this.fail(ex.ctx, ex.ctx, res, this.tooLarge());
         return;
       }
       chunks.push(chunk);
