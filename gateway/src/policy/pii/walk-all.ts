@@ -13,37 +13,38 @@ const ENUM_VALUE = /^[a-z_.]{0,64}$/;
 const NUMBER_TEXT_MIN = 7;
 
 /**
- * Members known to carry no text a client wrote, each with its reason. The walk skips them; everything else is read.
- * - thinking / redacted_thinking `thinking`, `signature`, `data`: signed by the model that wrote them (the upstream
- *   refuses an edited or forged block) and left out of translated calls.
- * - reasoning `encrypted_content`: encrypted by the provider; left out of translated calls.
- * - a `base64` source's `data` (images and PDFs), an MCP image or audio block's `data`, a resource's `blob`, and
- *   `data:image/...` or PDF data URLs: binary, read by no text rule.
+ * Members that hold no text a client wrote, by the `type` of the object holding them. The walk skips them; everything
+ * else is read. A change here is a decision: the test beside this file lists the table as it must be.
+ * - thinking / redacted_thinking: signed or encrypted by the model that wrote them (the upstream refuses an edited or
+ *   forged block), and left out of translated calls;
+ * - reasoning / compaction `encrypted_content`: encrypted by the provider, left out of translated calls;
+ * - a `base64` source (images and PDFs), MCP image and audio content: binary data;
  * - an image generation call's `result`: a base64 image.
  */
+export const NO_TEXT_MEMBERS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['thinking', ['thinking', 'signature']],
+  ['redacted_thinking', ['data']],
+  ['reasoning', ['encrypted_content']],
+  ['compaction', ['encrypted_content']],
+  ['base64', ['data']],
+  ['image', ['data']],
+  ['audio', ['data']],
+  ['image_generation_call', ['result']],
+]);
+
+/** Members whose value is skipped when it is an image or PDF as a data URL (the binary data of an inline file). */
+const DATA_URL_MEMBERS: ReadonlySet<string> = new Set(['url', 'image_url', 'file_data', 'data']);
+
+/**
+ * True for a member the walk skips: one NO_TEXT_MEMBERS names, an image or PDF data URL, a resource `blob` (base64), or a
+ * `type` or `role` whose value is a lowercase identifier (an enum word, no room for PII).
+ */
 export function carriesNoText(holder: Json, key: string, value: unknown): boolean {
-  switch (key) {
-    case 'thinking':
-    case 'signature':
-      return holder.type === 'thinking' || holder.type === 'redacted_thinking';
-    case 'data':
-      return holder.type === 'redacted_thinking' || holder.type === 'base64' || holder.type === 'image' || holder.type === 'audio' || isBinaryDataUrl(value);
-    case 'encrypted_content':
-      return holder.type === 'reasoning' || holder.type === 'compaction';
-    case 'result':
-      return holder.type === 'image_generation_call';
-    case 'blob':
-      return true;
-    case 'type':
-    case 'role':
-      return typeof value === 'string' && ENUM_VALUE.test(value);
-    case 'url':
-    case 'image_url':
-    case 'file_data':
-      return isBinaryDataUrl(value);
-    default:
-      return false;
-  }
+  const type = holder.type;
+  if (typeof type === 'string' && NO_TEXT_MEMBERS.get(type)?.includes(key)) return true;
+  if (key === 'blob') return true;
+  if (key === 'type' || key === 'role') return typeof value === 'string' && ENUM_VALUE.test(value);
+  return DATA_URL_MEMBERS.has(key) && isBinaryDataUrl(value);
 }
 
 function isBinaryDataUrl(value: unknown): boolean {
