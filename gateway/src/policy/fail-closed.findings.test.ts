@@ -29,11 +29,7 @@ afterAll(async () => {
   await harness?.close();
 });
 
-function route(name: string): Dialect {
-  const d = harness.table.find((x) => x.name === name);
-  if (!d) throw new Error(`no route ${name}`);
-  return d;
-}
+const route = (name: string): Dialect => harness.route(name);
 
 async function expectRefused(routeName: string, key: string, body: Json, status: number, code: string): Promise<void> {
   const d = route(routeName);

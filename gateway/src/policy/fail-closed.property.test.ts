@@ -148,11 +148,7 @@ afterAll(async () => {
   await harness?.close();
 });
 
-function route(name: string): Dialect {
-  const d = harness.table.find((x) => x.name === name);
-  if (!d) throw new Error(`no route ${name}`);
-  return d;
-}
+const route = (name: string): Dialect => harness.route(name);
 
 describe.each(ROUTES)('%s: what the upstream reads, the checks have read', (name, placements) => {
   test.each(['block', 'redact', 'cap'] as const)('%s', async (mode) => {

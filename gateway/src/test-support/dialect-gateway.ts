@@ -23,6 +23,8 @@ export interface DialectGateway {
   admin: ReturnType<typeof adminClient>;
   /** The shared dialect table over these upstreams. */
   table: Dialect[];
+  /** The route of the table by its name ("chat completions", "messages native", ...). */
+  route(name: string): Dialect;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,11 @@ export async function startDialectGateway(opts: { prices?: { input: number; outp
     responsesUpstream,
     admin: adminClient(gw.adminUrl, gw.adminKey),
     table,
+    route(name) {
+      const d = table.find((x) => x.name === name);
+      if (!d) throw new Error(`no route ${name}`);
+      return d;
+    },
     async close() {
       await gw.close();
       await openai.close();
