@@ -53,12 +53,15 @@ export async function relayFrames(ex: Exchange, abort: ClientAbort, source: Fram
 
 /**
  * Records a streamed step, billed for what the upstream reported or for what was streamed, then ends the stream with its
- * closing frames (`last`) once the usage row is journaled (a crash after them loses no billed row), then settles.
+ * closing frames (`last`) once the usage row is journaled (a crash after them loses no billed row), then settles. A
+ * stream that failed is recorded with its error's status (502 upstream_bad_response, 499 client_closed, ...), as it
+ * would have been answered before the first byte: the 200 on the wire only meant that the stream had started.
  */
 export async function recordStreamed(dp: DataPlane, ex: Exchange, a: Admission, target: PricedTarget, source: FrameSource, relayed: Relayed, last: string, responseId?: string): Promise<void> {
   const usage = checkedUsage(source.usage());
   const cost = actualCost(target, usage);
-  await dp.record(ex.ctx, { httpStatus: 200, error: relayed.failure, usage, cost, ttftMs: relayed.ttftMs, provider: target.provider.name, model: target.id, ...(responseId ? { responseId } : {}) });
+  const httpStatus = relayed.failure ? relayed.failure.status : 200;
+  await dp.record(ex.ctx, { httpStatus, error: relayed.failure, usage, cost, ttftMs: relayed.ttftMs, provider: target.provider.name, model: target.id, ...(responseId ? { responseId } : {}) });
   relayed.out.end(last);
   await dp.settle(a, ex.ctx, cost, usage);
 }

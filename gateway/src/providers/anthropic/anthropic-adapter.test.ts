@@ -323,7 +323,7 @@ describe('anthropic adapter', () => {
     const events = sseEventsOf(fixtures.text('message-stream.sse'));
     upstream.respond(streamReply(events.slice(0, 4)));
     const stream = await adapter.chatStream(ctx('claude-sonnet-4-5'), hello);
-    await expect(collectFrames(stream)).rejects.toMatchObject({ code: 'upstream_unavailable' });
+    await expect(collectFrames(stream)).rejects.toMatchObject({ code: 'upstream_bad_response', message: 'Provider "anthropic" ended the stream before message_stop; the answer is incomplete.' });
   });
 
   it.each([

@@ -1,11 +1,12 @@
-// Anthropic's SSE events passed on exactly as sent (a native /v1/messages stream); only usage events are parsed, to bill.
+// Anthropic's SSE events passed on exactly as sent (a native /v1/messages stream): each is parsed to check it is whole;
+// the usage events are read, to bill.
 import type { EventSourceMessage } from 'eventsource-parser';
 import { AgentgwError } from '../../contract/errors.js';
 import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import { badUpstreamResponse, looksLikeJsonObject } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { AnthropicUsage } from './anthropic-api.js';
 import { anthropicPromptUsage, mergeAnthropicPromptCounts } from './convert-anthropic-usage.js';
 
@@ -25,20 +26,21 @@ export class AnthropicPassthroughFrames implements FrameTranslator {
   }
 
   event(event: EventSourceMessage): string | null {
-    const name = event.event ?? '';
     const data = event.data;
     this.events++;
-    if (!looksLikeJsonObject(data)) throw badUpstreamResponse(this.identity, 'sent a stream event that is not a JSON object.');
+    const parsed = parseEventObject<{ type?: unknown }>(this.identity, data);
+    // An event sent without its name (Bedrock's chunks carry none) is named by its type, as Anthropic SDKs read names.
+    const name = event.event || (typeof parsed.type === 'string' ? parsed.type : '');
     switch (name) {
       case 'message_start': {
-        const start = JSON.parse(data) as { message?: { usage?: AnthropicUsage } };
+        const start = parsed as { message?: { usage?: AnthropicUsage } };
         this.promptCounts = mergeAnthropicPromptCounts({}, start.message?.usage ?? {});
         this.meter.report(anthropicPromptUsage(this.promptCounts));
         break;
       }
       case 'message_delta': {
         // Its usage is cumulative; newer API versions repeat the input and cache counts there too.
-        const delta = JSON.parse(data) as { delta?: { stop_reason?: string | null }; usage?: AnthropicUsage };
+        const delta = parsed as { delta?: { stop_reason?: string | null }; usage?: AnthropicUsage };
         const usage = delta.usage ?? {};
         this.promptCounts = mergeAnthropicPromptCounts(this.promptCounts, usage);
         this.meter.report({ ...anthropicPromptUsage(this.promptCounts), ...(typeof usage.output_tokens === 'number' ? { completion_tokens: usage.output_tokens } : {}) });
@@ -55,7 +57,9 @@ export class AnthropicPassthroughFrames implements FrameTranslator {
       default:
         break;
     }
-    return name ? `event: ${name}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+    // An event whose JSON spans several data lines leaves as one: a raw line break in JSON is only ever whitespace.
+    const line = data.includes('\n') ? data.replaceAll('\n', ' ') : data;
+    return name ? `event: ${name}\ndata: ${line}\n\n` : `data: ${line}\n\n`;
   }
 
   delivered(frame: string): void {
@@ -65,7 +69,7 @@ export class AnthropicPassthroughFrames implements FrameTranslator {
 
   end(): string | null {
     if (this.events === 0) throw badUpstreamResponse(this.identity, 'ended the stream without sending any event.');
-    if (!this.stopped) throw new AgentgwError('upstream_unavailable', `Provider "${this.identity.name}" ended the stream before message_stop.`);
+    if (!this.stopped) throw streamEndedEarly(this.identity, 'message_stop');
     return null;
   }
 }

@@ -8,6 +8,7 @@ import { toOpenAIUsage } from '../shared/openai-usage.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import { sseEvents } from '../shared/sse-events.js';
+import { parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-api.js';
 import { anthropicPromptUsage, mergeAnthropicPromptCounts } from './convert-anthropic-usage.js';
@@ -49,16 +50,17 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
   };
 
   for await (const sse of sseEvents(o.body, o.identity)) {
-    const event = JSON.parse(sse.data) as AnthropicStreamEvent;
+    const event = parseEventObject<AnthropicStreamEvent>(o.identity, sse.data);
     switch (event.type) {
       case 'message_start': {
-        promptCounts = mergeAnthropicPromptCounts({}, event.message.usage ?? {});
+        promptCounts = mergeAnthropicPromptCounts({}, event.message?.usage ?? {});
         o.meter.report(anthropicPromptUsage(promptCounts));
-        yield open(event.message.id, event.message.model).role();
+        yield open(event.message?.id, event.message?.model).role();
         break;
       }
       case 'content_block_start': {
         const block = event.content_block;
+        if (!block) break;
         if (block.type === 'tool_use') {
           const tool: ToolBlock = { index: tools.size, sentArguments: false };
           tools.set(event.index, tool);
@@ -73,6 +75,7 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
       }
       case 'content_block_delta': {
         const delta = event.delta;
+        if (!delta) break;
         if (delta.type === 'text_delta') yield text(delta.text);
         else if (delta.type === 'input_json_delta' && delta.partial_json) {
           const tool = tools.get(event.index);
@@ -94,7 +97,7 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
         promptCounts = mergeAnthropicPromptCounts(promptCounts, usage);
         completion = usage.output_tokens ?? completion;
         o.meter.report({ prompt_tokens: 0, ...anthropicPromptUsage(promptCounts), completion_tokens: completion });
-        const finish = mapAnthropicStopReason(event.delta.stop_reason);
+        const finish = mapAnthropicStopReason(event.delta?.stop_reason ?? null);
         o.state.finishReason = finish;
         yield open().finished(finish);
         break;
@@ -117,7 +120,5 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
         break;
     }
   }
-  if (!stopped) {
-    throw new AgentgwError('upstream_unavailable', `Provider "${o.identity.name}" ended the stream before message_stop.`);
-  }
+  if (!stopped) throw streamEndedEarly(o.identity, 'message_stop');
 }

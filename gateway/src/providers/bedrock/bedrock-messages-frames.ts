@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { AnthropicPassthroughFrames } from '../anthropic/anthropic-passthrough-frames.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
-import { badUpstreamResponse } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, parseEventObject } from '../shared/upstream-failure.js';
 import { AgentgwError } from '../../contract/errors.js';
 import { decodeEventStream, EventStreamFormatError } from './decode-event-stream.js';
 
@@ -18,11 +18,10 @@ export async function* bedrockMessagesFrames(identity: ProviderIdentity, body: R
         throw new AgentgwError('upstream_unavailable', `Provider "${identity.name}" failed mid-stream (${type})${detail ? `: ${detail}` : '.'}`);
       }
       if (message.headers[':event-type'] !== 'chunk') continue;
-      const bytes = (JSON.parse(payload) as { bytes?: string }).bytes;
+      const bytes = parseEventObject<{ bytes?: unknown }>(identity, payload).bytes;
       if (typeof bytes !== 'string') continue;
-      const data = Buffer.from(bytes, 'base64').toString('utf8');
-      const type = (JSON.parse(data) as { type?: string }).type ?? '';
-      const frame = frames.event({ event: type, data, id: undefined });
+      // Claude's own event, named by its type.
+      const frame = frames.event({ event: undefined, data: Buffer.from(bytes, 'base64').toString('utf8'), id: undefined });
       if (frame !== null) {
         frames.delivered(frame);
         yield frame;

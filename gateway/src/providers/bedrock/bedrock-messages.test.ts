@@ -86,10 +86,10 @@ describe('bedrock: Claude models speak the Messages API natively', () => {
     expect(stream.usage()).toMatchObject({ completion_tokens: delta.usage.output_tokens, estimated: false });
   });
 
-  it('a stream that ends before message_stop fails', async () => {
+  it('a stream that ends before message_stop fails as an incomplete answer', async () => {
     const { chunks } = bedrockChunks(anthropicFixture('anthropic-stream-thinking-tool-use.sse'));
     upstream.respond(streamReply(chunks.slice(0, 4), EVENTSTREAM));
     const stream = await adapter.messages!.stream(call(), { model: 'x', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] });
-    await expect(collectFrames(stream)).rejects.toMatchObject({ code: 'upstream_unavailable' });
+    await expect(collectFrames(stream)).rejects.toMatchObject({ code: 'upstream_bad_response' });
   });
 });

@@ -8,7 +8,7 @@ import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanit
 import { toOpenAIUsage } from '../shared/openai-usage.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import { badUpstreamResponse } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { BedrockStreamPayloads } from './bedrock-api.js';
 import { bedrockUsage } from './convert-bedrock-usage.js';
 import { decodeEventStream, EventStreamFormatError, type EventStreamMessage } from './decode-event-stream.js';
@@ -41,44 +41,46 @@ export async function* bedrockStreamFrames(o: BedrockStreamOptions): AsyncGenera
     const messageType = message.headers[':message-type'];
     if (messageType !== 'event') throw streamException(o.identity, message);
     const eventType = message.headers[':event-type'];
+    // Every event is parsed, those the chat stream has no use for too: a broken one means the stream cannot be trusted.
+    const event = parseEventObject(o.identity, message.payload.toString('utf8'));
     switch (eventType) {
       case 'contentBlockStart': {
-        const event = parse<'contentBlockStart'>(message);
-        const toolUse = event.start?.toolUse;
+        const start = event as BedrockStreamPayloads['contentBlockStart'];
+        const toolUse = start.start?.toolUse;
         if (toolUse) {
           const tool: ToolBlock = { index: tools.size, sentArguments: false };
-          tools.set(event.contentBlockIndex, tool);
+          tools.set(start.contentBlockIndex, tool);
           yield writer.toolCallStart(tool.index, toolUse.toolUseId, toolUse.name);
         }
         break;
       }
       case 'contentBlockDelta': {
-        const event = parse<'contentBlockDelta'>(message);
-        if (typeof event.delta.text === 'string' && event.delta.text) yield writer.text(event.delta.text);
-        else if (event.delta.toolUse?.input) {
-          const tool = tools.get(event.contentBlockIndex);
+        const { delta, contentBlockIndex } = event as BedrockStreamPayloads['contentBlockDelta'];
+        if (typeof delta?.text === 'string' && delta.text) yield writer.text(delta.text);
+        else if (delta?.toolUse?.input) {
+          const tool = tools.get(contentBlockIndex);
           if (!tool) break;
           tool.sentArguments = true;
-          yield writer.toolCallArguments(tool.index, event.delta.toolUse.input);
+          yield writer.toolCallArguments(tool.index, delta.toolUse.input);
         }
         break;
       }
       case 'contentBlockStop': {
         // A tool called without arguments streams none; OpenAI clients expect a JSON object string.
-        const tool = tools.get(parse<'contentBlockStop'>(message).contentBlockIndex);
+        const tool = tools.get((event as BedrockStreamPayloads['contentBlockStop']).contentBlockIndex);
         if (tool && !tool.sentArguments) yield writer.toolCallArguments(tool.index, '{}');
         break;
       }
       case 'messageStop': {
         stopped = true;
-        const finish = mapBedrockStopReason(parse<'messageStop'>(message).stopReason);
+        const finish = mapBedrockStopReason((event as BedrockStreamPayloads['messageStop']).stopReason);
         o.state.finishReason = finish;
         yield writer.finished(finish);
         break;
       }
       case 'metadata': {
         // Sent after messageStop, with the usage of the whole call.
-        const usage = bedrockUsage(parse<'metadata'>(message).usage);
+        const usage = bedrockUsage((event as BedrockStreamPayloads['metadata']).usage);
         o.meter.report(usage);
         if (o.includeUsage) {
           usageSent = true;
@@ -91,7 +93,7 @@ export async function* bedrockStreamFrames(o: BedrockStreamOptions): AsyncGenera
         break;
     }
   }
-  if (!stopped) throw new AgentgwError('upstream_unavailable', `Provider "${o.identity.name}" ended the stream before messageStop.`);
+  if (!stopped) throw streamEndedEarly(o.identity, 'messageStop');
   if (o.includeUsage && !usageSent) yield writer.usage(toOpenAIUsage(o.meter.usage()));
 }
 
@@ -102,10 +104,6 @@ async function* messages(o: BedrockStreamOptions): AsyncGenerator<EventStreamMes
     if (err instanceof EventStreamFormatError) throw badUpstreamResponse(o.identity, `sent a malformed event stream (${err.message}).`);
     throw err;
   }
-}
-
-function parse<K extends keyof BedrockStreamPayloads>(message: EventStreamMessage): BedrockStreamPayloads[K] {
-  return JSON.parse(message.payload.toString('utf8')) as BedrockStreamPayloads[K];
 }
 
 function streamException(identity: ProviderIdentity, message: EventStreamMessage): AgentgwError {

@@ -173,11 +173,11 @@ describe('gemini adapter', () => {
     expect(stream.usage()).toEqual({ prompt_tokens: 5, completion_tokens: countTokens('Hello there, how can'), estimated: true });
   });
 
-  it('a stream that ends without a finishReason is an error', async () => {
+  it('a stream that ends without a finishReason is an incomplete answer: upstream_bad_response', async () => {
     const events = sseEventsOf(fixtures.text('stream-generate-content.sse'));
     upstream.respond(streamReply(events.slice(0, 2)));
     const stream = await adapter.chatStream(ctx('gemini-2.5-flash'), hello);
-    await expect(collectFrames(stream)).rejects.toMatchObject({ code: 'upstream_unavailable' });
+    await expect(collectFrames(stream)).rejects.toMatchObject({ code: 'upstream_bad_response', message: 'Provider "gemini" ended the stream before a finishReason; the answer is incomplete.' });
   });
 
   it('embeds one text with embedContent', async () => {

@@ -8,6 +8,7 @@ import { toOpenAIUsage } from '../shared/openai-usage.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import { sseEvents } from '../shared/sse-events.js';
+import { parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { ReportedUsage, StreamMeter } from '../shared/stream-meter.js';
 import type { GeminiResponse } from './gemini-api.js';
 import { geminiToolCallId } from './convert-gemini-response.js';
@@ -31,7 +32,7 @@ export async function* geminiStreamFrames(o: GeminiStreamOptions): AsyncGenerato
   let finished = false;
 
   for await (const sse of sseEvents(o.body, o.identity)) {
-    const event = JSON.parse(sse.data) as GeminiResponse & { error?: unknown };
+    const event = parseEventObject<GeminiResponse & { error?: unknown }>(o.identity, sse.data);
     if (event.error) {
       const detail = sanitizeUpstreamMessage(o.identity, extractUpstreamMessage(sse.data).message);
       throw new AgentgwError('upstream_unavailable', `Provider "${o.identity.name}" failed mid-stream${detail ? `: ${detail}` : '.'}`);
@@ -66,9 +67,7 @@ export async function* geminiStreamFrames(o: GeminiStreamOptions): AsyncGenerato
       yield writer.finished('content_filter');
     }
   }
-  if (!writer || !finished) {
-    throw new AgentgwError('upstream_unavailable', `Provider "${o.identity.name}" ended the stream before a finishReason.`);
-  }
+  if (!writer || !finished) throw streamEndedEarly(o.identity, 'a finishReason');
   if (usage.prompt_tokens !== undefined) {
     o.meter.report({ ...usage, completion_tokens: usage.completion_tokens ?? 0 });
   }

@@ -291,6 +291,78 @@ describe('openai adapter', () => {
       await expect(collect(stream)).rejects.toMatchObject({ code: 'upstream_bad_response' });
     });
   });
+
+  describe('when a stream is complete', () => {
+    const events = () => sseEventsOf(fixtures.text('chat-stream.sse'));
+    const FINISH = 4;
+
+    it('a stream that closes before any finish_reason or [DONE] is an incomplete answer, billed for what was streamed', async () => {
+      upstream.respond(streamReply(events().slice(0, FINISH)));
+      const stream = await adapter.chatStream(ctx('gpt-4o-mini', { includeUsage: true }), hello);
+      const received: string[] = [];
+      const err = await (async () => {
+        for await (const frame of stream) received.push(frame);
+      })().catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'upstream_bad_response', message: 'Provider "openai" ended the stream before a finish_reason or data: [DONE]; the answer is incomplete.' });
+      // Nothing synthesized: no estimated usage chunk, the frames as sent.
+      expect(received).toEqual(events().slice(0, FINISH));
+      expect(stream.usage()).toEqual({ prompt_tokens: estimatePromptTokens(hello), completion_tokens: countTokens('Hello there!'), estimated: true });
+    });
+
+    it('a server that sends finish_reason but no [DONE] gives a whole answer; without its usage chunk, usage is estimated', async () => {
+      upstream.respond(streamReply(events().slice(0, FINISH + 1)));
+      const frames = await collect(await adapter.chatStream(ctx('gpt-4o-mini', { includeUsage: true }), hello));
+      expect(parseFrames(frames).at(-1).usage).toEqual({ prompt_tokens: estimatePromptTokens(hello), completion_tokens: countTokens('Hello there!'), total_tokens: estimatePromptTokens(hello) + countTokens('Hello there!') });
+      upstream.respond(streamReply(events().slice(0, -1)));
+      const stream = await adapter.chatStream(ctx('gpt-4o-mini'), hello);
+      await collect(stream);
+      expect(stream.usage()).toMatchObject({ prompt_tokens: 19, completion_tokens: 3, estimated: false });
+    });
+
+    it('[DONE] ends a stream, whatever came before it', async () => {
+      upstream.respond(streamReply([...events().slice(0, FINISH), 'data: [DONE]\n\n']));
+      expect(await collect(await adapter.chatStream(ctx('gpt-4o-mini'), hello))).toEqual(events().slice(0, FINISH));
+    });
+
+    it('with n > 1, every choice that streamed must finish', async () => {
+      const chunk = (index: number, finish: string | null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index, delta: { content: 'x' }, finish_reason: finish }] })}\n\n`;
+      upstream.respond(streamReply([chunk(0, null), chunk(1, null), chunk(0, 'stop')]));
+      await expect(collect(await adapter.chatStream(ctx('gpt-4o-mini'), hello))).rejects.toMatchObject({ code: 'upstream_bad_response' });
+      upstream.respond(streamReply([chunk(0, null), chunk(1, null), chunk(0, 'stop'), chunk(1, 'length')]));
+      expect(await collect(await adapter.chatStream(ctx('gpt-4o-mini'), hello))).toHaveLength(4);
+    });
+
+    it('a chunk that opens and closes like an object but does not parse fails the stream before it reaches the client', async () => {
+      const broken = 'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x"}"finish_reason":null}]}\n\n';
+      upstream.respond(streamReply([...events().slice(0, 2), broken, ...events().slice(2)]));
+      const stream = await adapter.chatStream(ctx('gpt-4o-mini'), hello);
+      const received: string[] = [];
+      const err = await (async () => {
+        for await (const frame of stream) received.push(frame);
+      })().catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'upstream_bad_response' });
+      expect(received).toEqual(events().slice(0, 2));
+    });
+
+    it('a stream cut mid-frame fails: the last frame is read without its blank line, and it does not parse', async () => {
+      const whole = events().join('');
+      upstream.respond(streamReply([whole.slice(0, whole.indexOf('"finish_reason":"stop"') + 10)]));
+      await expect(collect(await adapter.chatStream(ctx('gpt-4o-mini'), hello))).rejects.toMatchObject({ code: 'upstream_bad_response' });
+      // The whole finish chunk without its blank line is the answer's end.
+      const finish = events()[FINISH]!;
+      upstream.respond(streamReply([...events().slice(0, FINISH), finish.trimEnd()]));
+      expect(await collect(await adapter.chatStream(ctx('gpt-4o-mini'), hello))).toHaveLength(FINISH + 1);
+    });
+
+    it('a connection dropped mid-stream is an answer cut short (upstream_bad_response), not an unreachable upstream', async () => {
+      upstream.respond((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(events().slice(0, 2).join(''), () => res.socket?.destroy());
+      });
+      const stream = await adapter.chatStream(ctx('gpt-4o-mini'), hello);
+      await expect(collect(stream)).rejects.toMatchObject({ code: 'upstream_bad_response', message: expect.stringContaining('cut the stream short') });
+    });
+  });
 });
 
 describe('openai adapter without an upstream', () => {

@@ -1,11 +1,12 @@
-// A native Responses API stream passed on exactly as sent; only terminal and error events are parsed, to bill and to fail.
+// A native Responses API stream passed on exactly as sent: each event is parsed to check it is whole; the terminal and
+// error events are read, to bill and to fail.
 import type { EventSourceMessage } from 'eventsource-parser';
 import { AgentgwError } from '../../contract/errors.js';
 import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import { badUpstreamResponse, looksLikeJsonObject } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import { fromResponse } from './openai-responses-usage.js';
 
 /** Events whose `delta` is text the model produced: counted for an estimate when the upstream reports no usage. */
@@ -45,13 +46,13 @@ export class OpenAIResponsesFrames implements FrameTranslator {
     // Not part of the Responses API, but sent by some proxies in front of it: the terminal event already said it all.
     if (data === '[DONE]') return null;
     this.events++;
-    if (!looksLikeJsonObject(data)) throw badUpstreamResponse(this.identity, 'sent a stream event that is not a JSON object.');
-    const name = event.event || eventType(data);
+    const parsed = parseEventObject<{ type?: unknown; response?: unknown }>(this.identity, data);
+    const name = event.event || (typeof parsed.type === 'string' ? parsed.type : '');
     switch (name) {
       case 'response.completed':
       case 'response.incomplete':
       case 'response.failed': {
-        const response = (JSON.parse(data) as { response?: unknown }).response;
+        const response = parsed.response;
         if (!response || typeof response !== 'object') throw badUpstreamResponse(this.identity, `sent a ${name} event without its response object.`);
         const r = response as { usage?: unknown; output?: unknown; incomplete_details?: { reason?: unknown } | null; error?: unknown };
         this.final = r as Record<string, unknown>;
@@ -78,7 +79,7 @@ export class OpenAIResponsesFrames implements FrameTranslator {
 
   end(): string | null {
     if (this.events === 0) throw badUpstreamResponse(this.identity, 'ended the stream without sending any event.');
-    if (!this.terminal) throw new AgentgwError('upstream_unavailable', `Provider "${this.identity.name}" ended the stream before response.completed.`);
+    if (!this.terminal) throw streamEndedEarly(this.identity, 'response.completed');
     return null;
   }
 }
@@ -109,14 +110,6 @@ export function responsesFailure(identity: ProviderIdentity, errorJson: string, 
 function sseFrame(name: string | undefined, data: string): string {
   const lines = data.includes('\n') ? data.split('\n').join('\ndata: ') : data;
   return name ? `event: ${name}\ndata: ${lines}\n\n` : `data: ${lines}\n\n`;
-}
-
-/** The `type` of an event sent without an event name: its leading key as OpenAI writes it, else read from the JSON. */
-function eventType(data: string): string {
-  const leading = LEADING_TYPE.exec(data);
-  if (leading) return leading[1]!;
-  const type = (JSON.parse(data) as { type?: unknown }).type;
-  return typeof type === 'string' ? type : '';
 }
 
 /** The event name of a frame this translator wrote. */

@@ -282,7 +282,7 @@ describe('openai adapter: native Responses API', () => {
         for await (const frame of stream) received.push(frame);
       })().catch((e: unknown) => e)) as AgentgwError;
       expect(received).toEqual(events.slice(0, -1));
-      expect(err).toMatchObject({ code: 'upstream_unavailable', message: 'Provider "openai" ended the stream before response.completed.' });
+      expect(err).toMatchObject({ code: 'upstream_bad_response', message: 'Provider "openai" ended the stream before response.completed; the answer is incomplete.' });
       expect(stream.finalResponse()).toBeNull();
       // Billed from what was streamed: the prompt estimated, the one text delta counted.
       expect(stream.usage()).toEqual({ prompt_tokens: PROMPT_ESTIMATE, completion_tokens: countTokens('Hi'), estimated: true });

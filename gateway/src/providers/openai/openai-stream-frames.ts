@@ -1,4 +1,5 @@
-// OpenAI-format SSE passed through as-is: only the usage chunk is ever parsed, to bill it and honour include_usage.
+// OpenAI-format SSE passed through as sent: each chunk is parsed to check it is whole, to see its choices finish, and to
+// bill and honour include_usage from the usage chunk; only a usage chunk the client did not ask for is written anew.
 import { AgentgwError } from '../../contract/errors.js';
 import type { OpenAIChatCompletionChunk } from '../openai-format.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
@@ -6,27 +7,26 @@ import { fromOpenAIUsage, toOpenAIUsage } from '../shared/openai-usage.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import { badUpstreamResponse, looksLikeJsonObject } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { EventSourceMessage } from 'eventsource-parser';
 
-const FINISH_REASON = /"finish_reason":\s*"(\w+)"/;
+type Chunk = Partial<OpenAIChatCompletionChunk> & { x_groq?: { usage?: unknown }; error?: unknown };
 
-/** Index of the `{` of a `"usage": {...}` member, or -1 (`"usage":null` on ordinary chunks does not count). */
-function usageObjectAt(data: string): number {
-  // A quote inside a JSON string is escaped, so `"usage":` can only be a key.
-  let i = data.lastIndexOf('"usage":');
-  if (i === -1) return -1;
-  i += 8;
-  while (data.charCodeAt(i) === 32) i++;
-  return data.charCodeAt(i) === 123 ? i : -1;
-}
-
-/** OpenAI-format events to client frames: passed through as they are, except the usage chunk, which is billed and kept or dropped. */
+/**
+ * OpenAI-format events to client frames: passed through as they are, except the usage chunk, which is billed and kept or
+ * dropped. A stream is complete once every choice it streamed has its finish_reason, or at `data: [DONE]`: OpenAI sends
+ * both, some compatible servers only the first. Ending before either (or with a chunk that does not parse) fails it.
+ * Losing only what follows the last finish_reason (the usage chunk, [DONE]) leaves a whole answer, billed by estimate.
+ */
 export class OpenAIFrameTranslator implements FrameTranslator {
   private events = 0;
   private usageSent = false;
-  private firstChunk: string | undefined;
+  private head: Pick<OpenAIChatCompletionChunk, 'id' | 'created' | 'model'> | undefined;
   private finish: string | null = null;
+  /** Choices seen, and those of them that finished (index sets; one choice unless the request asked for n > 1). */
+  private readonly streamed = new Set<number>();
+  private readonly finished = new Set<number>();
+  private done = false;
 
   constructor(
     private readonly identity: ProviderIdentity,
@@ -39,19 +39,30 @@ export class OpenAIFrameTranslator implements FrameTranslator {
   }
 
   event(event: EventSourceMessage): string | null {
+    if (this.done) return null;
     const data = event.data;
-    if (data === '[DONE]') return null;
-    this.events++;
-    if (event.event === 'error' || data.startsWith('{"error"')) {
-      const detail = sanitizeUpstreamMessage(this.identity, extractUpstreamMessage(data).message);
-      throw new AgentgwError('upstream_unavailable', `Provider "${this.identity.name}" failed mid-stream${detail ? `: ${detail}` : '.'}`);
+    if (data === '[DONE]') {
+      this.done = true;
+      return null;
     }
-    if (!looksLikeJsonObject(data)) throw badUpstreamResponse(this.identity, 'sent a stream event that is not a JSON object.');
-    this.firstChunk ??= data;
-    const finish = FINISH_REASON.exec(data);
-    if (finish) this.finish = finish[1]!;
-    if (usageObjectAt(data) !== -1) {
-      const chunk = JSON.parse(data) as OpenAIChatCompletionChunk & { x_groq?: { usage?: unknown } };
+    this.events++;
+    if (event.event === 'error' || data.startsWith('{"error"')) throw this.failure(data);
+    const chunk = parseEventObject<Chunk>(this.identity, data);
+    if (chunk.error) throw this.failure(data);
+    this.head ??= { id: chunk.id!, created: chunk.created!, model: chunk.model! };
+    const choices = chunk.choices;
+    if (Array.isArray(choices)) {
+      for (const choice of choices) {
+        if (!choice || typeof choice !== 'object') continue;
+        const index = typeof choice.index === 'number' ? choice.index : 0;
+        this.streamed.add(index);
+        if (typeof choice.finish_reason === 'string' && choice.finish_reason) {
+          this.finished.add(index);
+          this.finish = choice.finish_reason;
+        }
+      }
+    }
+    if (chunk.usage != null || chunk.x_groq?.usage != null) {
       const standard = fromOpenAIUsage(chunk.usage);
       // Groq reports usage under x_groq when stream_options is not honoured.
       const usage = standard ?? fromOpenAIUsage(chunk.x_groq?.usage);
@@ -59,12 +70,13 @@ export class OpenAIFrameTranslator implements FrameTranslator {
       if (standard && this.includeUsage) this.usageSent = true;
       else if (standard) {
         // The client did not ask for usage: drop a usage-only chunk, strip it from one that also carries choices.
-        if (!chunk.choices?.length) return null;
+        if (!choices?.length) return null;
         delete chunk.usage;
         return `data: ${JSON.stringify(chunk)}\n\n`;
       }
     }
-    return `data: ${data}\n\n`;
+    // A chunk whose JSON spans several data lines leaves as one: a raw line break in JSON is only ever whitespace.
+    return `data: ${data.includes('\n') ? data.replaceAll('\n', ' ') : data}\n\n`;
   }
 
   delivered(frame: string): void {
@@ -74,13 +86,19 @@ export class OpenAIFrameTranslator implements FrameTranslator {
 
   end(): string | null {
     if (this.events === 0) throw badUpstreamResponse(this.identity, 'ended the stream without sending any event.');
-    if (this.includeUsage && !this.usageSent && this.firstChunk) {
+    if (!this.done && (this.streamed.size === 0 || this.finished.size < this.streamed.size)) throw streamEndedEarly(this.identity, 'a finish_reason or data: [DONE]');
+    if (this.includeUsage && !this.usageSent && this.head) {
       // The upstream reported no usage but the client asked for it: send the estimate in the usual final chunk.
-      const head = JSON.parse(this.firstChunk) as OpenAIChatCompletionChunk;
-      const chunk = { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, choices: [], usage: toOpenAIUsage(this.meter.usage()) };
+      const { id, created, model } = this.head;
+      const chunk = { id, object: 'chat.completion.chunk', created, model, choices: [], usage: toOpenAIUsage(this.meter.usage()) };
       return `data: ${JSON.stringify(chunk)}\n\n`;
     }
     return null;
+  }
+
+  private failure(data: string): AgentgwError {
+    const detail = sanitizeUpstreamMessage(this.identity, extractUpstreamMessage(data).message);
+    return new AgentgwError('upstream_unavailable', `Provider "${this.identity.name}" failed mid-stream${detail ? `: ${detail}` : '.'}`);
   }
 }
 

@@ -2,7 +2,7 @@
 import type { CancelSignal, ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
-import { upstreamFailure } from './upstream-failure.js';
+import { midStreamFailure } from './upstream-failure.js';
 import type { UpstreamResponse } from './upstream-client.js';
 
 export interface ChatStreamParts {
@@ -44,7 +44,7 @@ class UpstreamChatStream implements ChatStream {
     } catch (err) {
       // The caller aborted: it knows, and usage() already holds what was streamed.
       if (signal.aborted) return;
-      throw upstreamFailure(identity, err, signal);
+      throw midStreamFailure(identity, err, signal);
     } finally {
       // Ended early (break, abort, error): drop the connection rather than read a body nobody wants.
       if (response && !response.body.readableEnded) response.body.destroy();

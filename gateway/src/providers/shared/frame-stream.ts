@@ -8,7 +8,7 @@ import type { CancelSignal, ChatStream, Usage } from '../spec.js';
 import type { ProviderIdentity } from './provider-identity.js';
 import type { StreamMeter } from './stream-meter.js';
 import { DEFAULT_UPSTREAM_BODY_BYTES, bytesAfterLastLine, upstreamBodyTooLarge } from './upstream-body-limit.js';
-import { upstreamFailure } from './upstream-failure.js';
+import { midStreamFailure, upstreamFailure } from './upstream-failure.js';
 import { ErrorBody, retryAfterOf, upstreamStatusError } from './upstream-status-error.js';
 
 /** Turns upstream events into client frames: `data: ...\n\n` strings, or null to drop the event. Throws on a stream error. */
@@ -175,15 +175,15 @@ export class FrameStream implements ChatStream, AsyncIterator<string, undefined>
     if (this.finished) return;
     const tail = this.decoder.end();
     if (tail) this.parser.feed(tail);
-    // A last event without its blank line is still an event.
-    this.parser.reset({ consume: true });
+    // A last event without its blank line is still an event: one cut inside its data fails to parse, as it must.
+    this.parser.feed('\n\n');
     this.completed = true;
     this.stop(false);
   }
 
   private fail(err: unknown): void {
     if (this.finished) return;
-    if (this.failure === undefined) this.failure = upstreamFailure(this.identity, err, this.signal);
+    if (this.failure === undefined) this.failure = midStreamFailure(this.identity, err, this.signal);
     this.stop(false);
   }
 

@@ -30,7 +30,7 @@ export async function* sseEvents(body: Readable, identity: ProviderIdentity): As
   }
   const tail = decoder.end();
   if (tail) parser.feed(tail);
-  // A last event without its blank line is still an event.
-  parser.reset({ consume: true });
+  // A last event without its blank line is still an event: one cut inside its data fails to parse, as it must.
+  parser.feed('\n\n');
   for (const event of pending) yield event;
 }

@@ -48,14 +48,32 @@ export function badUpstreamResponse(identity: ProviderIdentity, what: string): A
 }
 
 /**
- * Whether an SSE data field passed on unparsed can be a JSON object: it must open and close like one. Two character
- * reads, so a frame cut short or a line of text is never sent to a client as a chunk (its SDK would fail to parse it);
- * a frame that is an object outside and broken inside is beyond what this costs to see.
+ * The failure of a stream that already started. A connection that drops mid-stream cut the answer short: the upstream
+ * was reachable, and what it sent is no whole answer (upstream_bad_response, as for a stream that ends without its
+ * terminal event); a timeout stays a timeout, and an error the upstream reported stays what it said.
  */
-export function looksLikeJsonObject(data: string): boolean {
-  let start = 0;
-  let end = data.length - 1;
-  while (start < end && data.charCodeAt(start) <= 32) start++;
-  while (end > start && data.charCodeAt(end) <= 32) end--;
-  return data.charCodeAt(start) === 123 && data.charCodeAt(end) === 125;
+export function midStreamFailure(identity: ProviderIdentity, err: unknown, signal?: CancelSignal): unknown {
+  const mapped = upstreamFailure(identity, err, signal);
+  if (isAgentgwError(err) || !isAgentgwError(mapped) || mapped.code !== 'upstream_unavailable') return mapped;
+  return badUpstreamResponse(identity, `cut the stream short (${errorCode(err) ?? 'connection closed'}).`);
+}
+
+/** A stream that ended, the connection closed in good order, before its terminal event: an answer cut short. */
+export function streamEndedEarly(identity: ProviderIdentity, terminal: string): AgentgwError {
+  return badUpstreamResponse(identity, `ended the stream before ${terminal}; the answer is incomplete.`);
+}
+
+/**
+ * The JSON object an event's data carries, parsed whole: a frame that is not one (cut short, broken inside, a line of
+ * text) fails the stream rather than reach a client whose SDK would fail to parse it, or be billed as if it were whole.
+ */
+export function parseEventObject<T = Record<string, unknown>>(identity: ProviderIdentity, data: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw badUpstreamResponse(identity, 'sent a stream event that is not valid JSON.');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badUpstreamResponse(identity, 'sent a stream event that is not a JSON object.');
+  return value as T;
 }

@@ -68,9 +68,10 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
     await dp.release(a);
     throw e;
   }
-  // From here on the status is sent: failures become an SSE error event, and what was streamed is billed.
+  // From here on the status is sent: failures become an SSE error event, and what was streamed is billed. A failed
+  // stream ends with its error and no [DONE], as OpenAI ends one: [DONE] says the answer is whole.
   startEventStream(ex, clampedHeader(a));
   const relayed = await relayFrames(ex, abort, stream);
   const failure = relayed.failure;
-  await recordStreamed(dp, ex, a, target, stream, relayed, failure ? `data: ${JSON.stringify(failure.toBody())}\n\ndata: [DONE]\n\n` : 'data: [DONE]\n\n');
+  await recordStreamed(dp, ex, a, target, stream, relayed, failure ? `data: ${JSON.stringify(failure.toBody())}\n\n` : 'data: [DONE]\n\n');
 }

@@ -679,7 +679,7 @@ describe('more of the SDK surface', () => {
     expect(types).toContain('response.output_text.delta');
     const t = await trace(traceId);
     expect(t.requests).toHaveLength(1);
-    expect(t.requests[0]).toMatchObject({ endpoint: 'responses', stream: true, status: 'error', error_code: 'upstream_unavailable', response_id: expect.any(String) });
+    expect(t.requests[0]).toMatchObject({ endpoint: 'responses', stream: true, status: 'error', http_status: 502, error_code: 'upstream_bad_response', response_id: expect.any(String) });
     const stored = await c.responses.retrieve(t.requests[0].response_id).catch((e: unknown) => e);
     expect(stored).toBeInstanceOf(OpenAI.NotFoundError);
   });
