@@ -43,11 +43,12 @@ describe.each(['sqlite', 'postgres'] as const)('usage records on %s', (storage) 
   test('a model name with a NUL character is answered 400 and recorded; the requests after it are recorded too', async () => {
     const bad = await chat({ model: 'nope\u0000x' }, 'nul-model');
     expect(bad.status).toBe(400);
-    expect(JSON.parse(bad.text).error.code).toBe('unknown_model');
+    // A control character in a model id is refused before any lookup (data-plane/model-id.ts).
+    expect(JSON.parse(bad.text).error).toMatchObject({ code: 'validation_failed', param: 'model' });
     expect((await chat({ model: 'openai/gpt-4o-mini' }, 'after-nul')).status).toBe(200);
     const recorded = await trace('nul-model');
     expect(recorded.status).toBe(200);
-    expect(recorded.body.requests[0]).toMatchObject({ model: 'nope\uFFFDx', http_status: 400, error_code: 'unknown_model' });
+    expect(recorded.body.requests[0]).toMatchObject({ model: 'nope\uFFFDx', http_status: 400, error_code: 'validation_failed' });
     expect((await trace('after-nul')).body.request_count).toBe(1);
   });
 
