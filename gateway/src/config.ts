@@ -44,6 +44,8 @@ export const GatewayConfig = z.strictObject({
       keep_alive_timeout_s: z.int().min(1).max(3600).default(72),
       /** Client connections one node accepts at once; more are closed at once (clients retry). */
       max_connections: z.int().min(1).max(1_000_000).default(4096),
+      /** The deadline of every database call (waiting for a connection, then its statements); past it, 503 store_unavailable. */
+      db_timeout_ms: z.int().min(100).max(600_000).default(5000),
     })
     .superRefine((l, ctx) => {
       if (l.body_mb !== undefined && l.gateway_body_bytes !== undefined) {

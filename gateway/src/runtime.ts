@@ -43,10 +43,12 @@ export interface RuntimeOptions {
 /** Opens storage and builds everything the routes share. */
 export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions = {}): Promise<Runtime> {
   const env = opts.env ?? process.env;
+  // Every database call has limits.db_timeout_ms as its deadline: a request never waits longer for the database.
+  const timeoutMs = config.limits.db_timeout_ms;
   const store: Store = await openStore(
     config.storage.kind === 'sqlite'
-      ? { kind: 'sqlite', path: config.storage.path }
-      : { kind: 'postgres', url: config.storage.url, schema: opts.pgSchema },
+      ? { kind: 'sqlite', path: config.storage.path, timeoutMs }
+      : { kind: 'postgres', url: config.storage.url, schema: opts.pgSchema, timeoutMs, log: opts.log },
   );
   const opened: Array<() => unknown> = [() => store.close()];
   try {

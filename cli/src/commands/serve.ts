@@ -19,6 +19,7 @@ export const SERVE_LIMITS = {
   request_timeout_s: 300,
   keep_alive_timeout_s: 72,
   max_connections: 4096,
+  db_timeout_ms: 5000,
   session_idle_s: 3600,
 } as const;
 
@@ -34,6 +35,7 @@ const LIMIT_ROWS = [
   row(`request_timeout_s: ${SERVE_LIMITS.request_timeout_s}`, 'time a client has to send a whole request, headers and body; the', 'answer is not timed, so a stream may run as long as the model writes'),
   row(`keep_alive_timeout_s: ${SERVE_LIMITS.keep_alive_timeout_s}`, 'an idle client connection is closed after this; keep it above your', "load balancer's idle timeout (60 s on many)"),
   row(`max_connections: ${SERVE_LIMITS.max_connections}`, 'client connections at once (a stream holds one); more are closed at', 'once and clients retry; keep it below the open-file limit (ulimit -n)'),
+  row(`db_timeout_ms: ${SERVE_LIMITS.db_timeout_ms}`, 'deadline of every database call (waiting for a connection, then its', 'statements); past it the request gets 503 store_unavailable'),
   '  mcp:',
   row(`session_idle_s: ${SERVE_LIMITS.session_idle_s}`, 'an MCP session unused this long ends on every node; a request with its', 'id is then a 404 and the client initialises a new session'),
   '  metrics:',

@@ -23,7 +23,7 @@ export class DataPlane implements DataPlaneDeps {
     readonly usage: UsageWriter,
     readonly telemetry: Telemetry,
     /** Stored Responses API responses (previous_response_id, GET /v1/responses/{id}). */
-    readonly responses: Pick<Store, 'putResponse' | 'getResponse' | 'deleteResponse'>,
+    readonly responses: Pick<Store, 'putResponse' | 'getResponse' | 'deleteResponse' | 'reachable'>,
     anthropicBetas: readonly string[] = DEFAULT_ANTHROPIC_BETAS,
   ) {
     this.plans = snapshot.cache(10_000);

@@ -41,7 +41,7 @@ export function toAgentgwError(err: unknown, log?: ErrorLog): AgentgwError {
     return new AgentgwError('validation_failed', `The request is not valid: ${detail}${/[.!?]$/.test(detail) ? '' : '.'}`);
   }
   // The database is restarting, stopped or unreachable: 503 with Retry-After, never a 500 (CONTRACT's errors table).
-  if (isStoreUnavailableError(err)) return storeUnavailable();
+  if (isStoreUnavailableError(err)) return storeUnavailable(err);
   log?.error({ err }, 'unhandled error');
   return new AgentgwError('internal_error', 'Internal error in agentgw; the request was not completed. Try again; if it persists, report it.');
 }

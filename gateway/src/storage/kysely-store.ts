@@ -13,6 +13,9 @@ import * as traces from './kysely/traces.js';
 import * as usage from './kysely/usage.js';
 import type { StorageKind } from './migrations.js';
 import type { Database } from './schema.js';
+import { isUniqueViolation } from './store-errors.js';
+import type { StoreHealth } from './store-health.js';
+import { UnstoredResponses } from './unstored-responses.js';
 import type {
   PageQuery,
   PolicyFields,
@@ -30,31 +33,47 @@ import type {
 export { decodeCursor, encodeCursor, InvalidCursorError } from './kysely/common.js';
 export type { UsageRecordRow } from './kysely/usage.js';
 
+/** What a driver adds to the one Kysely store. */
+export interface KyselyStoreOptions {
+  /** A faster batch insert for usage records, where the driver offers one (SQLite: one prepared statement). */
+  usageInserter?: (rows: UsageRecord[]) => void | Promise<void>;
+  /** Runs before the connection closes (SQLite: ends the usage writer thread). */
+  beforeClose?: () => Promise<void>;
+  /** Runs the reports over usage rows elsewhere than on this connection (SQLite: on the usage thread's own). */
+  reportReader?: <R>(q: CompiledQuery<R>) => Promise<R[]>;
+  /** Rows per usage insert this store writes best, asked at each insert (SQLite: larger batches while its thread lives). */
+  preferredBatchRows?: () => number | undefined;
+  /** Whether the database is known to be down (PostgreSQL: every call reports to it); none: always reachable. */
+  health?: StoreHealth;
+}
+
 export class KyselyStore implements Store {
   /** Usage rows read per step of a trace listing's newest-first scan. */
   traceScanChunk = 500;
   /** Stored responses deleted per statement of a retention sweep (each holds a conversation's input: rows of up to megabytes). */
   responseSweepBatch = 200;
 
+  /** Responses that could not be stored, until the database has their marks. */
+  private readonly unstored: UnstoredResponses;
+
   constructor(
     private readonly db: Kysely<Database>,
     readonly kind: StorageKind,
-    /** A faster batch insert for usage records, where the driver offers one (SQLite: one prepared statement). */
-    private readonly usageInserter?: (rows: UsageRecord[]) => void | Promise<void>,
-    /** Runs before the connection closes (SQLite: ends the usage writer thread). */
-    private readonly beforeClose?: () => Promise<void>,
-    /** Runs the reports over usage rows elsewhere than on this connection (SQLite: on the usage thread's own). */
-    private readonly reportReader?: <R>(q: CompiledQuery<R>) => Promise<R[]>,
-    /** Rows per usage insert this store writes best, asked at each insert (SQLite: larger batches while its thread lives). */
-    private readonly preferredBatchRows?: () => number | undefined,
-  ) {}
+    private readonly opts: KyselyStoreOptions = {},
+  ) {
+    this.unstored = new UnstoredResponses((mark) => responses.putResponseMark(this.db, mark));
+  }
 
   get usageBatchRows(): number | undefined {
-    return this.preferredBatchRows?.();
+    return this.opts.preferredBatchRows?.();
+  }
+
+  get reachable(): boolean {
+    return this.opts.health?.reachable ?? true;
   }
 
   /** A report's rows: read by reportReader when there is one. */
-  private readonly report: Report = (q) => (this.reportReader ? this.reportReader(q.compile()) : q.execute());
+  private readonly report: Report = (q) => (this.opts.reportReader ? this.opts.reportReader(q.compile()) : q.execute());
 
   createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'> & Partial<Pick<Tenant, 'monthly_budget' | 'daily_budget'>>) {
     return tenants.createTenant(this.db, t);
@@ -154,7 +173,7 @@ export class KyselyStore implements Store {
 
   async insertUsage(rows: UsageRecord[]) {
     if (rows.length === 0) return;
-    if (this.usageInserter) return this.usageInserter(rows);
+    if (this.opts.usageInserter) return this.opts.usageInserter(rows);
     await usage.insertUsage(this.db, rows);
   }
 
@@ -191,11 +210,17 @@ export class KyselyStore implements Store {
     return usage.traceSpend(this.db, tenantId, traceId);
   }
 
-  putResponse(r: StoredResponse) {
-    return responses.putResponse(this.db, r);
+  async putResponse(r: StoredResponse) {
+    try {
+      await responses.putResponse(this.db, r);
+    } catch (err) {
+      // A duplicate id is a row already there: that one stays readable.
+      if (!isUniqueViolation(err)) this.unstored.add(r, err);
+      throw err;
+    }
   }
-  getResponse(id: string) {
-    return responses.getResponse(this.db, id);
+  async getResponse(id: string) {
+    return this.unstored.get(id) ?? responses.getResponse(this.db, id);
   }
   deleteResponse(id: string) {
     return responses.deleteResponse(this.db, id);
@@ -205,7 +230,8 @@ export class KyselyStore implements Store {
   }
 
   async close() {
-    await this.beforeClose?.();
+    await this.unstored.close();
+    await this.opts.beforeClose?.();
     await this.db.destroy();
   }
 }

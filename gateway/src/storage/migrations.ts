@@ -164,6 +164,13 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('policies').addColumn('allowed_tools', 'text').execute();
     },
   },
+  '0009_responses_not_stored': {
+    // A response answered while the database was down is marked once it is back, so every node can say why its id
+    // reads as 404; rows written before are stored responses (null).
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('responses').addColumn('not_stored', 'text').execute();
+    },
+  },
   };
 }
 

@@ -79,6 +79,8 @@ export interface Database {
     created_at: string;
     input: string;
     response: string;
+    /** Why the response could not be stored (0009): such a row is a mark holding no conversation; null on stored ones. */
+    not_stored: string | null;
   };
   /** Traces an operator stopped (0006): one row per (tenant, trace); the first stop is kept. */
   trace_stops: {

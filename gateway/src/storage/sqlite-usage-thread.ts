@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { DatabaseTimeoutError } from './store-errors.js';
 import type { UsageRecord } from './store.js';
 
 /** Columns of a usage row, in the order the insert binds them. */
@@ -173,17 +174,31 @@ export class SqliteUsageThread {
   /**
    * Runs a read-only query on the thread's connection and resolves with its rows. Reports over the usage table
    * (usage by day or agent, trace listings) read many rows: here they do not stall the requests in flight.
+   * With `timeoutMs`, a query the thread has not answered by then (it is busy with a batch or an earlier report)
+   * fails with DatabaseTimeoutError; the thread still runs it, and its late answer is dropped.
    */
-  async query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
-    return ((await this.send({ sql, params }, 'reading usage records')) ?? []) as R[];
+  async query<R>(sql: string, params: readonly unknown[], timeoutMs?: number): Promise<R[]> {
+    return ((await this.send({ sql, params }, 'reading usage records', timeoutMs)) ?? []) as R[];
   }
 
   /** Posts one message and settles with the thread's answer; the thread is kept alive while an answer is due. */
-  private send(message: { batch?: unknown[][]; sql?: string; params?: readonly unknown[]; close?: true }, what: string): Promise<unknown[] | undefined> {
+  private send(message: { batch?: unknown[][]; sql?: string; params?: readonly unknown[]; close?: true }, what: string, timeoutMs?: number): Promise<unknown[] | undefined> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, what });
+      let timer: NodeJS.Timeout | undefined;
+      const settle = <A>(f: (a: A) => void) => (a: A) => {
+        clearTimeout(timer);
+        f(a);
+      };
+      this.pending.set(id, { resolve: settle(resolve), reject: settle(reject), what });
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          if (!this.pending.delete(id)) return;
+          if (this.pending.size === 0) this.worker.unref();
+          reject(new DatabaseTimeoutError(timeoutMs));
+        }, timeoutMs);
+      }
       this.worker.ref();
       this.worker.postMessage({ id, ...message });
     });

@@ -793,6 +793,34 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       expect((await store.getResponse(r.id))!.model).toBe('openai/gpt-5');
     });
 
+    test('a response the database refuses is read back as not stored: at once on this store, then from the database by every store', async () => {
+      const unstored = (store as unknown as { unstored: { size: number; flush(): Promise<void> } }).unstored;
+      const r = storedResponse();
+      // A value the database refuses (here a null where it takes none) stands for any failed write.
+      const err = await rejection(store.putResponse({ ...r, input: null as unknown as string }));
+      expect(isUniqueViolation(err)).toBe(false);
+      const mark = { ...r, input: '[]', response: '{}', not_stored: 'the database refused to store it' };
+      expect(await store.getResponse(r.id)).toEqual(mark);
+      await unstored.flush();
+      expect(unstored.size).toBe(0);
+      expect(await store.getResponse(r.id)).toEqual(mark);
+      // A duplicate id is no failed write: the row there stays readable, and no mark is made.
+      const kept = storedResponse();
+      await store.putResponse(kept);
+      await rejection(store.putResponse(kept));
+      expect(unstored.size).toBe(0);
+      expect(await store.getResponse(kept.id)).toEqual(kept);
+    });
+
+    test('a write that timed out yet committed later is replaced by its mark: reads say what the answer said', async () => {
+      const unstored = (store as unknown as { unstored: { add(r: StoredResponse, err: unknown): void; flush(): Promise<void> } }).unstored;
+      const r = storedResponse();
+      await store.putResponse(r);
+      unstored.add(r, Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      await unstored.flush();
+      expect(await store.getResponse(r.id)).toMatchObject({ id: r.id, agent_id: r.agent_id, input: '[]', not_stored: expect.stringMatching(/unreachable/) });
+    });
+
     test('delete answers true, then false', async () => {
       const r = storedResponse();
       await store.putResponse(r);

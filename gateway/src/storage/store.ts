@@ -69,6 +69,11 @@ export interface StoredResponse {
   input: string;
   /** JSON of the response object as answered. */
   response: string;
+  /**
+   * Set on the mark of a response that was answered but could not be stored (the database was down): why. Such a mark
+   * holds no conversation; reads of its id are 404s that say it was not stored.
+   */
+  not_stored?: string | null;
 }
 
 /** An operator's stop of one trace (POST /traces/{trace_id}/stop): every later request of it is refused. */
@@ -100,6 +105,11 @@ export type PolicyFields = Omit<Policy, 'id' | 'created_at' | 'updated_at'>;
 /** Everything agentgw keeps. One implementation over Kysely serves SQLite and PostgreSQL. */
 export interface Store {
   readonly kind: StorageKind;
+  /**
+   * False while the database is known to be down: the last call failed for want of it and none has succeeded since
+   * (always true for SQLite, a local file). Work that needs it, and can be refused before it starts, is refused at once.
+   */
+  readonly reachable: boolean;
 
   createTenant(t: Pick<Tenant, 'id' | 'name' | 'labels'> & Partial<Pick<Tenant, 'monthly_budget' | 'daily_budget'>>): Promise<Tenant>;
   getTenant(id: string): Promise<Tenant | undefined>;
@@ -165,7 +175,9 @@ export interface Store {
   /** Cost recorded for one trace: re-seeds a trace whose spend left the in-memory counters when it comes back. */
   traceSpend(tenantId: string, traceId: string): Promise<number>;
 
+  /** Stores the response; when that fails, the store remembers it as not stored (see StoredResponse.not_stored) and throws. */
   putResponse(r: StoredResponse): Promise<void>;
+  /** The stored response, or the mark of one that could not be stored. */
   getResponse(id: string): Promise<StoredResponse | undefined>;
   /** true when a row was deleted */
   deleteResponse(id: string): Promise<boolean>;

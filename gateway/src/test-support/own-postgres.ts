@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +22,24 @@ export interface OwnPostgres {
   stop(mode?: 'smart' | 'fast' | 'immediate'): Promise<void>;
   /** `pg_ctl restart -m fast`, returning once the server accepts connections again. */
   restart(mode?: 'smart' | 'fast' | 'immediate'): Promise<void>;
+  /**
+   * SIGSTOP to the postmaster and every backend: the server keeps its sockets open and answers nothing, as a host that
+   * hangs (swapping, a stalled disk, a paused VM) would. thaw() (SIGCONT) resumes them; cleanup() thaws first.
+   */
+  freeze(): void;
+  thaw(): void;
   /** Stops the server (immediately) and removes its files. */
   cleanup(): Promise<void>;
+}
+
+/** The postmaster's pid (first line of postmaster.pid) and its children's (the backends and background workers). */
+function serverPids(dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((n) => n > 0);
+  return [postmaster, ...children];
 }
 
 /** The bin directory of the newest PostgreSQL installed under /usr/lib/postgresql (or AGENTGW_TEST_PG_BIN). */
@@ -86,8 +102,23 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const serverOpts = () => `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
   const pgCtl = (...args: string[]) => exec('pg_ctl', ['-D', dataDir, '-l', logFile, ...args]);
   let running = false;
+  let frozen: number[] = [];
+  const signal = (pids: number[], sig: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // a backend that ended meanwhile
+      }
+    }
+  };
+  const thaw = () => {
+    signal(frozen, 'SIGCONT');
+    frozen = [];
+  };
   // A test worker that ends without cleanup() (a failed hook, a timeout) leaves no server behind.
   const onExit = () => {
+    thaw();
     if (!running) return;
     try {
       const args = ['-D', dataDir, '-m', 'immediate', 'stop'];
@@ -118,7 +149,14 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       await pgCtl('-m', mode, '-o', serverOpts(), '-w', '-t', '30', 'restart');
       running = true;
     },
+    freeze() {
+      if (frozen.length > 0) return;
+      frozen = serverPids(dataDir);
+      signal(frozen, 'SIGSTOP');
+    },
+    thaw,
     async cleanup() {
+      thaw();
       if (running) await self.stop('immediate').catch(() => undefined);
       process.off('exit', onExit);
       rmSync(root, { recursive: true, force: true });

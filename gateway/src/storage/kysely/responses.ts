@@ -3,13 +3,30 @@ import type { Database } from '../schema.js';
 import type { StoredResponse } from '../store.js';
 import { utc } from './common.js';
 
-export async function putResponse(db: Kysely<Database>, r: StoredResponse) {
-  // Column by column: a caller's richer object (a StoredResponse and more) never names a column that does not exist.
+/** Column by column: a caller's richer object (a StoredResponse and more) never names a column that does not exist. */
+function row(r: StoredResponse) {
   const { id, tenant_id, agent_id, trace_id, request_id, model, provider_type, created_at, input, response } = r;
-  await db.insertInto('responses').values({ id, tenant_id, agent_id, trace_id, request_id, model, provider_type, created_at, input, response }).execute();
+  return { id, tenant_id, agent_id, trace_id, request_id, model, provider_type, created_at, input, response, not_stored: r.not_stored ?? null };
 }
-export async function getResponse(db: Kysely<Database>, id: string) {
-  return db.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirst();
+
+export async function putResponse(db: Kysely<Database>, r: StoredResponse) {
+  await db.insertInto('responses').values(row(r)).execute();
+}
+
+/**
+ * The mark of a response that could not be stored. A row of that id (a write that timed out, yet reached the server and
+ * committed once it ran again) becomes the mark: the client was told the response was not stored, and reads say so.
+ */
+export async function putResponseMark(db: Kysely<Database>, mark: StoredResponse) {
+  const { input, response, not_stored } = row(mark);
+  await db.insertInto('responses').values(row(mark)).onConflict((oc) => oc.column('id').doUpdateSet({ input, response, not_stored })).execute();
+}
+export async function getResponse(db: Kysely<Database>, id: string): Promise<StoredResponse | undefined> {
+  const found = await db.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!found) return undefined;
+  // A stored response has no not_stored at all; a mark has its reason.
+  const { not_stored, ...stored } = found;
+  return not_stored === null ? stored : { ...stored, not_stored };
 }
 export async function deleteResponse(db: Kysely<Database>, id: string) {
   const r = await db.deleteFrom('responses').where('id', '=', id).executeTakeFirst();

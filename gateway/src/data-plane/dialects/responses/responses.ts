@@ -18,7 +18,7 @@ import { checkKeyCase } from '../../key-case.js';
 import { checkBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { responsesPolicyView } from './responses-policy-view.js';
-import { inputItems, keepResponse, newResponseId, withConversation } from './stored-responses.js';
+import { STORED_HEADER, inputItems, keepResponse, newResponseId, notStoredEvents, notStoredResponse, refuseWhileStoreDown, withConversation } from './stored-responses.js';
 
 type Json = Record<string, unknown>;
 
@@ -70,6 +70,7 @@ export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): 
   }
   ctx.stream = parsed.stream === true;
   ctx.endpoint = 'responses';
+  refuseWhileStoreDown(dp, parsed);
   const body = await withConversation(dp, ctx, parsed);
   const a = await admit(dp, ctx, body, responsesPolicyView);
   const abort = new ClientAbort(ex.res);
@@ -117,10 +118,10 @@ function asOurs(value: Json, turn: Turn): Json {
   return { ...value, id: turn.id, ...(turn.previous ? { previous_response_id: turn.previous } : {}) };
 }
 
-/** Keeps the response for previous_response_id and GET, when the client let it be stored. */
-async function keep(dp: DataPlane, ex: Exchange, turn: Turn, target: PricedTarget, response: Json | null): Promise<void> {
-  if (!turn.store || !response) return;
-  await keepResponse(dp, ex, { id: turn.id, ctx: ex.ctx, model: turn.model, providerType: target.provider.type, input: inputItems(turn.a.body.input), response });
+/** Keeps the response for previous_response_id and GET, when the client let it be stored; false when that failed. */
+async function keep(dp: DataPlane, ex: Exchange, turn: Turn, target: PricedTarget, response: Json | null): Promise<boolean> {
+  if (!turn.store || !response) return true;
+  return keepResponse(dp, ex, { id: turn.id, ctx: ex.ctx, model: turn.model, providerType: target.provider.type, input: inputItems(turn.a.body.input), response });
 }
 
 async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<void> {
@@ -147,10 +148,11 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
-  await keep(dp, ex, turn, target, result.value);
+  const stored = await keep(dp, ex, turn, target, result.value);
   // Journaled before the answer leaves: a crash after it loses no billed row.
   await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id });
-  sendJson(ex, 200, result.text, answerHeaders(a, result.dropped));
+  if (stored) sendJson(ex, 200, result.text, answerHeaders(a, result.dropped));
+  else sendJson(ex, 200, JSON.stringify(notStoredResponse(result.value)), { ...answerHeaders(a, result.dropped), [STORED_HEADER]: 'false' });
   await dp.settle(a, ctx, cost, usage);
 }
 
@@ -296,6 +298,7 @@ async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: Cl
       : stream.encoder.finish(stream.usage());
     response = relayed.failure ? null : (stream.encoder.response() as unknown as Json | null);
   }
-  await keep(dp, ex, turn, target, response);
+  // The terminal event, held back until now, tells a turn that could not be stored.
+  if (!(await keep(dp, ex, turn, target, response))) last = notStoredEvents(last);
   await recordStreamed(dp, ex, a, target, stream, relayed, last, turn.id);
 }

@@ -23,8 +23,25 @@ export function inputItems(input: ResponsesRequest['input']): unknown[] {
   return Array.isArray(input) ? input : [];
 }
 
-/** A store failure while a request waits is the database being away: 503, retry. */
-async function fromStore<T>(op: () => Promise<T>): Promise<T> {
+/** The header of an answer whose response could not be stored, although the client asked for it (store: true). */
+export const STORED_HEADER = 'x-agentgw-response-stored';
+
+/** CONTRACT's 503 for a stored turn, or a read, while the database is down. */
+function storeDown(): AgentgwError {
+  return storeUnavailableError('Stored responses cannot be kept or read right now, as the database is unreachable (send store: false, with the whole conversation as input, to go on without it)');
+}
+
+/**
+ * A turn that would be stored (store is true by default) or continues a stored one, while the database is known to be
+ * down: 503 at once, before any upstream call, instead of an answer that cannot be kept.
+ */
+export function refuseWhileStoreDown(dp: DataPlane, body: ResponsesRequest): void {
+  if ((body.store !== false || body.previous_response_id != null) && !dp.responses.reachable) throw storeDown();
+}
+
+/** A store failure while a request waits is the database being away: 503, retry (at once while it is known to be down). */
+async function fromStore<T>(dp: DataPlane, op: () => Promise<T>): Promise<T> {
+  if (!dp.responses.reachable) throw storeDown();
   try {
     return await op();
   } catch (e) {
@@ -33,11 +50,20 @@ async function fromStore<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The stored response, if this agent made it (any other caller is told it does not exist). */
+/** The stored response (or the mark of one that could not be stored), if this agent made it; to anyone else it does not exist. */
 async function ownResponse(dp: DataPlane, ctx: RequestContext, id: string): Promise<StoredResponse | undefined> {
   if (!RESPONSE_ID.test(id)) return undefined;
-  const stored = await fromStore(() => dp.responses.getResponse(id));
+  const stored = await fromStore(dp, () => dp.responses.getResponse(id));
   return stored && stored.agent_id === ctx.agent.id ? stored : undefined;
+}
+
+/** The 404 of a response that was answered but not stored: why, and what to do instead. */
+function notStored(id: string, mark: StoredResponse, param: string): AgentgwError {
+  return new AgentgwError(
+    'response_not_found',
+    `Response ${id} was answered but not stored: ${mark.not_stored ?? 'the database could not keep it'}. Its answer said so (store: false, header ${STORED_HEADER}: false): send the whole conversation as input instead.`,
+    { param },
+  );
 }
 
 /**
@@ -57,6 +83,7 @@ export async function withConversation(dp: DataPlane, ctx: RequestContext, body:
   const previous = body.previous_response_id;
   if (previous == null) return body;
   const stored = await ownResponse(dp, ctx, previous);
+  if (stored?.not_stored != null) throw notStored(previous, stored, 'previous_response_id');
   if (!stored) {
     throw new AgentgwError(
       'validation_failed',
@@ -82,9 +109,11 @@ export interface ToStore {
 
 /**
  * Keeps a response for previous_response_id and GET. Called before the answer's last bytes, so a client that continues
- * at once finds it; a store that is away loses only the ability to continue (the answer was given and billed).
+ * at once finds it. False when it could not be stored: the answer is given all the same (it was made and billed), and
+ * says so (notStoredResponse, notStoredEvents); the store remembers the id as not stored, so a later read says why it
+ * is missing.
  */
-export async function keepResponse(dp: DataPlane, ex: Exchange, r: ToStore): Promise<void> {
+export async function keepResponse(dp: DataPlane, ex: Exchange, r: ToStore): Promise<boolean> {
   try {
     await dp.responses.putResponse({
       id: r.id,
@@ -98,27 +127,65 @@ export async function keepResponse(dp: DataPlane, ex: Exchange, r: ToStore): Pro
       input: JSON.stringify(r.input),
       response: JSON.stringify(r.response),
     });
+    return true;
   } catch (err) {
     // The stored text never reaches the log: only the id and the failure.
     ex.log?.error({ err: err instanceof Error ? { message: err.message } : String(err), response_id: r.id }, 'could not store a response');
+    return false;
   }
+}
+
+/** A response object as answered when it could not be stored: `store: false`, as for a turn sent with it. */
+export function notStoredResponse(response: Json): Json {
+  return { ...response, store: false };
+}
+
+/**
+ * Stream events that end a turn whose response could not be stored: each event's `response` object says `store: false`
+ * (the headers are long gone; the terminal event is where a client reads the final response).
+ */
+export function notStoredEvents(frames: string): string {
+  return frames
+    .split('\n\n')
+    .map((frame) => {
+      const lines = frame.split('\n');
+      const at = lines.findIndex((l) => l.startsWith('data: '));
+      if (at === -1) return frame;
+      let event: unknown;
+      try {
+        event = JSON.parse(lines[at]!.slice('data: '.length));
+      } catch {
+        return frame;
+      }
+      if (!isObject(event) || !isObject(event.response)) return frame;
+      lines[at] = `data: ${JSON.stringify({ ...event, response: notStoredResponse(event.response) })}`;
+      return lines.join('\n');
+    })
+    .join('\n\n');
 }
 
 function notFound(id: string): AgentgwError {
   return new AgentgwError('response_not_found', `No stored response ${id} for this agent: it was never stored (store: false), was deleted or expired.`, { param: 'response_id' });
 }
 
+/** The agent's stored response of that id, else a 404 (saying why when it was answered but not stored). */
+async function readable(dp: DataPlane, ctx: RequestContext, id: string): Promise<StoredResponse> {
+  const stored = await ownResponse(dp, ctx, id);
+  if (!stored) throw notFound(id);
+  if (stored.not_stored != null) throw notStored(id, stored, 'response_id');
+  return stored;
+}
+
 /** GET /v1/responses/{id} */
 export async function getResponse(dp: DataPlane, ex: Exchange, id: string): Promise<void> {
-  const stored = await ownResponse(dp, ex.ctx, id);
-  if (!stored) throw notFound(id);
+  const stored = await readable(dp, ex.ctx, id);
   sendJson(ex, 200, stored.response);
 }
 
 /** DELETE /v1/responses/{id} */
 export async function deleteResponse(dp: DataPlane, ex: Exchange, id: string): Promise<void> {
-  const stored = await ownResponse(dp, ex.ctx, id);
-  if (!stored || !(await fromStore(() => dp.responses.deleteResponse(id)))) throw notFound(id);
+  await readable(dp, ex.ctx, id);
+  if (!(await fromStore(dp, () => dp.responses.deleteResponse(id)))) throw notFound(id);
   sendJson(ex, 200, JSON.stringify({ id, object: 'response', deleted: true }));
 }
 
@@ -142,8 +209,7 @@ export async function listInputItems(dp: DataPlane, ex: Exchange, id: string, qu
     if (!field) throw new AgentgwError('validation_failed', 'A query parameter has an empty name: send limit, order, after, before or include.', { param: 'query' });
     throw new AgentgwError('validation_failed', `Invalid query parameter ${JSON.stringify(field)}: ${issue.message}.`, { param: field });
   }
-  const stored = await ownResponse(dp, ex.ctx, id);
-  if (!stored) throw notFound(id);
+  const stored = await readable(dp, ex.ctx, id);
   const all = (JSON.parse(stored.input) as unknown[]).map((item, n) => listedItem(item, id, n));
   if (q.data.order === 'desc') all.reverse();
   let from = 0;
