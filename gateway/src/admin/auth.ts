@@ -1,16 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentgwError } from '../contract/index.js';
+import { bearerKey } from '../policy/auth.js';
 import { KeyHasher } from '../security/keys.js';
 import type { Services } from '../services.js';
 import type { Principal } from './principal.js';
 
 /** The admin key of an `Authorization: Bearer <ADMIN_KEY>` header, or 401 invalid_api_key. */
 export async function adminPrincipal(header: string | undefined, services: Pick<Services, 'hasher' | 'store'>): Promise<Principal> {
-  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match) {
-    throw new AgentgwError('invalid_api_key', 'Missing admin key: send it as "Authorization: Bearer <ADMIN_KEY>".');
+  const parsed = bearerKey(typeof header === 'string' ? header : undefined);
+  if ('missing' in parsed) throw new AgentgwError('invalid_api_key', 'Missing admin key: send it as "Authorization: Bearer <ADMIN_KEY>".');
+  if ('malformed' in parsed) {
+    throw new AgentgwError('invalid_api_key', `The Authorization header is malformed: ${parsed.malformed}. Send the admin key as "Authorization: Bearer <ADMIN_KEY>".`);
   }
-  const key = match[1]!;
+  const key = parsed.key;
   const hash = services.hasher.hash(key);
   const found = await services.store.findAdminKeyByHash(hash);
   if (!found || !KeyHasher.equal(found.key_hash, hash)) throw new AgentgwError('invalid_api_key', 'The admin key is unknown or was deleted: check the key you sent.');

@@ -4,7 +4,18 @@ import { KeyHasher } from '../security/keys.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { StoredAgent } from '../storage/store.js';
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/**
+ * The key of an `Authorization: Bearer <KEY>` header, else what is wrong with it: `missing` (no header, or an empty
+ * one) or a sentence saying how the header is malformed (never quoting it: it may hold a key).
+ */
+export function bearerKey(header: string | undefined): { key: string } | { missing: true } | { malformed: string } {
+  const words = (header ?? '').trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return { missing: true };
+  if (words[0]!.toLowerCase() !== 'bearer') return { malformed: 'it must be the word "Bearer", a space, then the key' };
+  if (words.length === 1) return { malformed: '"Bearer" is followed by no key' };
+  if (words.length > 2) return { malformed: `"Bearer" is followed by ${words.length - 1} words where it takes one key (a key has no spaces)` };
+  return { key: words[1]! };
+}
 
 function unknownKey(): AgentgwError {
   return new AgentgwError('invalid_api_key', 'The API key is unknown or was revoked: check the key, or ask an admin to rotate it.');
@@ -15,12 +26,15 @@ function unknownKey(): AgentgwError {
  * HMAC the store keeps; after that a SHA-256 fingerprint of it finds the agent (the key itself is never kept).
  */
 export function authenticateAgent(header: string | undefined, hasher: KeyHasher, snapshot: Snapshot, anthropic = false): StoredAgent {
-  const match = header ? BEARER.exec(header) : null;
-  if (!match) {
+  const parsed = bearerKey(header);
+  if (!('key' in parsed)) {
     const how = anthropic ? '"x-api-key: <AGENT_KEY>" or "Authorization: Bearer <AGENT_KEY>"' : '"Authorization: Bearer <AGENT_KEY>"';
-    throw new AgentgwError('invalid_api_key', `Missing API key: send your agent key as ${how}.`);
+    if ('missing' in parsed) throw new AgentgwError('invalid_api_key', `Missing API key: send your agent key as ${how}.`);
+    // Anthropic clients' x-api-key reaches here as a Bearer header.
+    const which = anthropic ? 'The API key header (x-api-key or Authorization)' : 'The Authorization header';
+    throw new AgentgwError('invalid_api_key', `${which} is malformed: ${parsed.malformed}. Send your agent key as ${how}.`);
   }
-  const key = match[1]!;
+  const key = parsed.key;
   if (!key.startsWith('agk_')) {
     throw new AgentgwError('invalid_api_key', 'The API key is malformed: agent keys start with "agk_". Check the key you configured.');
   }
