@@ -8,3 +8,4 @@ export * from './system.js';
 export * from './traces.js';
 export * from './declarative.js';
 export * from './mcp.js';
+export * from './audit.js';

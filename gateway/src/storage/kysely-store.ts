@@ -2,6 +2,7 @@ import type { CompiledQuery, Kysely } from 'kysely';
 import type { Agent, Role, Tenant } from '../contract/index.js';
 import * as adminKeys from './kysely/admin-keys.js';
 import * as agents from './kysely/agents.js';
+import * as audit from './kysely/audit.js';
 import type { Report } from './kysely/common.js';
 import * as idempotency from './kysely/idempotency.js';
 import * as policies from './kysely/policies.js';
@@ -17,6 +18,8 @@ import { isUniqueViolation } from './store-errors.js';
 import type { StoreHealth } from './store-health.js';
 import { UnstoredResponses } from './unstored-responses.js';
 import type {
+  AuditFilter,
+  AuditRecord,
   PageQuery,
   PolicyFields,
   Store,
@@ -52,7 +55,8 @@ export class KyselyStore implements Store {
   traceScanChunk = 500;
   /** Stored responses deleted per statement of a retention sweep (each holds a conversation's input: rows of up to megabytes). */
   responseSweepBatch = 200;
-
+  /** Set on a store bound to a write's transaction: reads of the rows it may write take their locks (SQLite locks the whole database anyway). */
+  private lockReads = false;
   /** Responses that could not be stored, until the database has their marks. */
   private readonly unstored: UnstoredResponses;
 
@@ -79,7 +83,7 @@ export class KyselyStore implements Store {
     return tenants.createTenant(this.db, t);
   }
   getTenant(id: string) {
-    return tenants.getTenant(this.db, id);
+    return tenants.getTenant(this.db, id, this.lockReads);
   }
   listTenants(q: PageQuery & { tenant_id?: string }) {
     return tenants.listTenants(this.db, q);
@@ -95,7 +99,7 @@ export class KyselyStore implements Store {
     return agents.createAgent(this.db, a);
   }
   getAgent(id: string) {
-    return agents.getAgent(this.db, id);
+    return agents.getAgent(this.db, id, this.lockReads);
   }
   listAgents(q: PageQuery & { tenant_id?: string }) {
     return agents.listAgents(this.db, q);
@@ -114,7 +118,7 @@ export class KyselyStore implements Store {
   }
 
   getPolicy(id: string) {
-    return policies.getPolicy(this.db, id);
+    return policies.getPolicy(this.db, id, this.lockReads);
   }
   putPolicy(id: string, f: PolicyFields) {
     return policies.putPolicy(this.db, id, f);
@@ -141,6 +145,9 @@ export class KyselyStore implements Store {
   listAdminKeys(q: PageQuery & { tenant_id?: string }) {
     return adminKeys.listAdminKeys(this.db, q);
   }
+  getAdminKey(id: string) {
+    return adminKeys.getAdminKey(this.db, id);
+  }
   deleteAdminKey(id: string) {
     return adminKeys.deleteAdminKey(this.db, id);
   }
@@ -153,6 +160,21 @@ export class KyselyStore implements Store {
   }
   putIdempotent(row: { key_hash: string; scope: string; request_hash: string; response: string }) {
     return idempotency.putIdempotent(this.db, row);
+  }
+
+  /** A store bound to one transaction of this one; on PostgreSQL its reads of tenants, agents and policies lock their rows. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => {
+      const tx = new KyselyStore(trx, this.kind);
+      tx.lockReads = this.kind === 'postgres';
+      return fn(tx);
+    });
+  }
+  appendAudit(entry: AuditRecord) {
+    return audit.appendAudit(this.db, entry);
+  }
+  listAudit(f: AuditFilter) {
+    return audit.listAudit(this.db, f);
   }
 
   getSetting(key: string) {

@@ -171,6 +171,30 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('responses').addColumn('not_stored', 'text').execute();
     },
   },
+  '0010_audit_log': {
+    // Every admin write appends an entry in its own transaction. Listings read newest first, overall or of one tenant.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('actor_kind', 'text', (c) => c.notNull())
+        .addColumn('actor_id', 'text', (c) => c.notNull())
+        .addColumn('actor_name', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('object_kind', 'text', (c) => c.notNull())
+        .addColumn('object_id', 'text', (c) => c.notNull())
+        .addColumn('tenant_id', 'text')
+        .addColumn('before', 'text')
+        .addColumn('after', 'text')
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('change_id', 'text')
+        .execute();
+      await db.schema.createIndex('audit_time').on('audit_log').columns(['at', 'id']).execute();
+      await db.schema.createIndex('audit_tenant_time').on('audit_log').columns(['tenant_id', 'at']).execute();
+      await db.schema.createIndex('audit_object').on('audit_log').columns(['object_id', 'at']).execute();
+    },
+  },
   };
 }
 

@@ -91,4 +91,21 @@ export interface Database {
     /** The admin key that stopped it. */
     stopped_by: string;
   };
+  /** One row per admin write (0010), appended in the write's own transaction; before/after are JSON, secrets left out. */
+  audit_log: {
+    id: string;
+    at: string;
+    actor_kind: string;
+    actor_id: string;
+    actor_name: string;
+    action: string;
+    object_kind: string;
+    object_id: string;
+    /** The tenant the object belongs to (null: global objects), so tenant-scoped keys see their tenant's entries. */
+    tenant_id: string | null;
+    before: string | null;
+    after: string | null;
+    request_id: string;
+    change_id: string | null;
+  };
 }

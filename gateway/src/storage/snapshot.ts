@@ -149,7 +149,7 @@ export class Snapshot {
     this.byKeyHash = new Map(agents.map((a) => [a.key_hash, a]));
     this.policies = new Map(policies.map((p) => [p.id, p]));
     this.stops = new Set(stops.map((t) => stoppedTraceKey(t.tenant_id, t.trace_id)));
-    this.maintenanceState = maintenance ? JSON.parse(maintenance) : { enabled: false, message: null, since: null };
+    this.maintenanceState = maintenance ? JSON.parse(maintenance) : MAINTENANCE_OFF;
     this.version = version;
     this.gen++;
   }
@@ -178,7 +178,7 @@ export class Snapshot {
   }
 
   async setMaintenance(m: Maintenance): Promise<void> {
-    await this.store.setSetting(MAINTENANCE_KEY, JSON.stringify(m));
+    await writeMaintenance(this.store, m);
     await this.changed();
   }
 
@@ -230,6 +230,19 @@ export class GenerationCache<V> {
     if (entries.size >= this.limit) entries.clear();
     entries.set(key, value);
   }
+}
+
+const MAINTENANCE_OFF: Maintenance = { enabled: false, message: null, since: null };
+
+/** The stored maintenance state (through a write's transaction, to read what it changes). */
+export async function readMaintenance(store: Store): Promise<Maintenance> {
+  const stored = await store.getSetting(MAINTENANCE_KEY);
+  return stored ? JSON.parse(stored) : MAINTENANCE_OFF;
+}
+
+/** Stores the maintenance state; call Snapshot.changed() once it is committed. */
+export async function writeMaintenance(store: Store, m: Maintenance): Promise<void> {
+  await store.setSetting(MAINTENANCE_KEY, JSON.stringify(m));
 }
 
 function parseNode(value: string): { version: string; at: number } | null {

@@ -1,4 +1,4 @@
-import type { Agent, AdminKey, Policy, Role, Tenant, TraceRequest, TraceSummary, UsageRow } from '../contract/index.js';
+import type { Agent, AdminKey, AuditEntry, AuditObjectKind, Policy, Role, Tenant, TraceRequest, TraceSummary, UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
 
 export interface PageQuery {
@@ -102,6 +102,23 @@ export interface UsageFilter {
 
 export type PolicyFields = Omit<Policy, 'id' | 'created_at' | 'updated_at'>;
 
+/** An audit entry as stored: with the tenant its object belongs to (null: global), which scopes who may read it. */
+export interface AuditRecord extends AuditEntry {
+  tenant_id: string | null;
+}
+export interface AuditFilter {
+  since?: string;
+  /** Exclusive. */
+  until?: string;
+  /** The actor's id or name. */
+  actor?: string;
+  kind?: AuditObjectKind;
+  object_id?: string;
+  tenant_id?: string;
+  limit: number;
+  cursor?: string;
+}
+
 /** Everything agentgw keeps. One implementation over Kysely serves SQLite and PostgreSQL. */
 export interface Store {
   readonly kind: StorageKind;
@@ -145,6 +162,17 @@ export interface Store {
   getIdempotent(key_hash: string, notBefore: string): Promise<{ scope: string; request_hash: string; response: string } | undefined>;
   /** Stores the result of an idempotent request; false when another request stored one first. */
   putIdempotent(row: { key_hash: string; scope: string; request_hash: string; response: string }): Promise<boolean>;
+
+  /**
+   * Runs `fn` in one database transaction: everything written through `tx` (the write and its audit entry) commits
+   * together, or nothing does when `fn` throws. Reads through `tx` of rows it may write lock them where the database can.
+   */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** Appends an entry to the audit log: call it through the transaction of the write it records. */
+  appendAudit(entry: AuditRecord): Promise<void>;
+  /** Entries newest first. */
+  listAudit(f: AuditFilter): Promise<Page<AuditEntry>>;
+  getAdminKey(id: string): Promise<AdminKey | undefined>;
 
   getSetting(key: string): Promise<string | undefined>;
   setSetting(key: string, value: string): Promise<void>;

@@ -30,6 +30,12 @@ export async function upsertRootKey(db: Kysely<Database>, key_hash: string, key_
       .execute();
   }
 }
+export async function getAdminKey(db: Kysely<Database>, id: string): Promise<AdminKey | undefined> {
+  const r = await db.selectFrom('admin_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!r) return undefined;
+  const { key_hash: _omit, ...pub } = toAdminKey(r);
+  return pub;
+}
 export async function findAdminKeyByHash(db: Kysely<Database>, hash: string) {
   const r = await db.selectFrom('admin_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
   return r && toAdminKey(r);

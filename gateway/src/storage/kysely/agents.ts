@@ -28,8 +28,8 @@ export async function createAgent(
   await db.insertInto('agents').values(row).execute();
   return toAgent(row);
 }
-export async function getAgent(db: Kysely<Database>, id: string) {
-  const r = await db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+export async function getAgent(db: Kysely<Database>, id: string, lock = false) {
+  const r = await db.selectFrom('agents').selectAll().where('id', '=', id).$if(lock, (q) => q.forUpdate()).executeTakeFirst();
   return r && toAgent(r);
 }
 export function listAgents(db: Kysely<Database>, q: PageQuery & { tenant_id?: string }) {

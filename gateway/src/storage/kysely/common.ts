@@ -56,6 +56,11 @@ export async function pageOf<T extends 'tenants' | 'agents' | 'policies' | 'admi
   return { data: data.map(map), next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null };
 }
 
+/** Runs `fn` in a transaction: the caller's when `db` is one already (Kysely does not nest them), else a new one. */
+export function inTransaction<T>(db: Kysely<Database>, fn: (tx: Kysely<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+}
+
 /** A delete that a concurrent insert naming the row beat: answered as `inUse`, as the check would have. */
 export async function deleteChecked<R extends string, U extends string>(run: () => Promise<R>, inUse: U): Promise<R | U> {
   try {

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import { DEFAULT_RULES, type Policy } from '../../contract/index.js';
 import type { Database } from '../schema.js';
-import { isUniqueViolation } from '../store-errors.js';
 import type { PageQuery, PolicyFields } from '../store.js';
-import { deleteChecked, now, pageOf } from './common.js';
+import { deleteChecked, inTransaction, now, pageOf } from './common.js';
 
 function toPolicy(r: Database['policies']): Policy {
   return {
@@ -21,8 +20,8 @@ function toPolicy(r: Database['policies']): Policy {
   };
 }
 
-export async function getPolicy(db: Kysely<Database>, id: string) {
-  const r = await db.selectFrom('policies').selectAll().where('id', '=', id).executeTakeFirst();
+export async function getPolicy(db: Kysely<Database>, id: string, lock = false) {
+  const r = await db.selectFrom('policies').selectAll().where('id', '=', id).$if(lock, (q) => q.forUpdate()).executeTakeFirst();
   return r && toPolicy(r);
 }
 export async function putPolicy(db: Kysely<Database>, id: string, f: PolicyFields): Promise<{ policy: Policy; created: boolean }> {
@@ -39,21 +38,18 @@ export async function putPolicy(db: Kysely<Database>, id: string, f: PolicyField
   };
   const updated = await db.updateTable('policies').set(cols).where('id', '=', id).executeTakeFirst();
   if (Number(updated.numUpdatedRows) > 0) return { policy: (await getPolicy(db, id))!, created: false };
-  try {
-    await db.insertInto('policies').values({ id, ...cols, created_at: ts }).execute();
-    return { policy: (await getPolicy(db, id))!, created: true };
-  } catch (e) {
-    // A concurrent PUT created it first: PUT is idempotent, so update instead.
-    if (!isUniqueViolation(e)) throw e;
-    await db.updateTable('policies').set(cols).where('id', '=', id).execute();
-    return { policy: (await getPolicy(db, id))!, created: false };
-  }
+  // A conflict is a concurrent PUT that created it first: PUT is idempotent, so update instead. (Not caught as an
+  // error: in a PostgreSQL transaction, one failed statement fails the whole transaction.)
+  const inserted = await db.insertInto('policies').values({ id, ...cols, created_at: ts }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { policy: (await getPolicy(db, id))!, created: true };
+  await db.updateTable('policies').set(cols).where('id', '=', id).execute();
+  return { policy: (await getPolicy(db, id))!, created: false };
 }
 export function listPolicies(db: Kysely<Database>, q: PageQuery & { tenant_id?: string }) {
   return pageOf(db, 'policies', q, toPolicy, true);
 }
 export async function deletePolicy(db: Kysely<Database>, id: string): Promise<'deleted' | 'missing' | 'in_use'> {
-  return deleteChecked(() => db.transaction().execute(async (tx) => {
+  return deleteChecked(() => inTransaction(db, async (tx) => {
     const p = await tx.selectFrom('policies').select('id').where('id', '=', id).executeTakeFirst();
     if (!p) return 'missing';
     const a = await tx.selectFrom('agents').select('id').where('policy_id', '=', id).limit(1).executeTakeFirst();

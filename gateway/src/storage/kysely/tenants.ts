@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Tenant } from '../../contract/index.js';
 import type { Database } from '../schema.js';
 import type { PageQuery } from '../store.js';
-import { deleteChecked, now, pageOf, usdOrNull } from './common.js';
+import { deleteChecked, inTransaction, now, pageOf, usdOrNull } from './common.js';
 
 function toTenant(r: Database['tenants']): Tenant {
   return {
@@ -26,8 +26,9 @@ export async function createTenant(
   await db.insertInto('tenants').values(row).execute();
   return toTenant(row);
 }
-export async function getTenant(db: Kysely<Database>, id: string) {
-  const r = await db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+/** `lock`: in a transaction that will write the row, take its lock now (PostgreSQL), so what is read stays what it is. */
+export async function getTenant(db: Kysely<Database>, id: string, lock = false) {
+  const r = await db.selectFrom('tenants').selectAll().where('id', '=', id).$if(lock, (q) => q.forUpdate()).executeTakeFirst();
   return r && toTenant(r);
 }
 export function listTenants(db: Kysely<Database>, q: PageQuery & { tenant_id?: string }) {
@@ -48,7 +49,7 @@ export async function updateTenant(
 }
 export async function deleteTenant(db: Kysely<Database>, id: string): Promise<'deleted' | 'missing' | 'not_empty'> {
   // An agent or policy created for it between the check and the delete (another node, PostgreSQL) still holds it.
-  return deleteChecked(() => db.transaction().execute(async (tx) => {
+  return deleteChecked(() => inTransaction(db, async (tx) => {
     const t = await tx.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst();
     if (!t) return 'missing';
     const a = await tx.selectFrom('agents').select('id').where('tenant_id', '=', id).limit(1).executeTakeFirst();
