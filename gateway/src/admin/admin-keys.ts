@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AdminKey, AdminKeyWithSecret, AgentgwError, CreateAdminKey, ErrorBody, PaginationQuery, page } from '../contract/index.js';
 import { generateId, generateKey, keyPrefix } from '../security/keys.js';
 import type { Services } from '../services.js';
+import { audited } from './audit-trail.js';
 import { requireAdmin } from './principal.js';
 import { tenantNamedNotFound } from './references.js';
 
@@ -20,14 +21,17 @@ export function adminKeyRoutes(app: FastifyInstance, s: Services): void {
       throw tenantNamedNotFound(tenantId);
     }
     const apiKey = generateKey('adk');
-    const key = await s.store.createAdminKey({
-      id: generateId('adk'),
-      name: req.body.name,
-      role: req.body.role,
-      tenant_id: tenantId,
-      key_prefix: keyPrefix(apiKey),
-      key_hash: s.hasher.hash(apiKey),
-      created_at: new Date().toISOString(),
+    const key = await audited(s, req, async (tx) => {
+      const created = await tx.createAdminKey({
+        id: generateId('adk'),
+        name: req.body.name,
+        role: req.body.role,
+        tenant_id: tenantId,
+        key_prefix: keyPrefix(apiKey),
+        key_hash: s.hasher.hash(apiKey),
+        created_at: new Date().toISOString(),
+      });
+      return [created, { action: 'admin_key.create', object: { kind: 'admin_key', id: created.id }, tenant_id: tenantId, before: null, after: created }];
     });
     return reply.code(201).send({ ...key, api_key: apiKey });
   });
@@ -42,9 +46,12 @@ export function adminKeyRoutes(app: FastifyInstance, s: Services): void {
     if (req.params.id === 'root') {
       throw new AgentgwError('insufficient_role', 'The root key cannot be deleted through the API: change AGENTGW_ADMIN_KEY and restart instead.');
     }
-    if (!(await s.store.deleteAdminKey(req.params.id))) {
-      throw new AgentgwError('admin_key_not_found', `Admin key ${req.params.id} does not exist: check the id.`);
-    }
+    const id = req.params.id;
+    await audited(s, req, async (tx) => {
+      const before = await tx.getAdminKey(id);
+      if (!before || !(await tx.deleteAdminKey(id))) throw new AgentgwError('admin_key_not_found', `Admin key ${id} does not exist: check the id.`);
+      return [undefined, { action: 'admin_key.delete', object: { kind: 'admin_key', id }, tenant_id: before.tenant_id, before, after: null }];
+    });
     return reply.code(204).send(null);
   });
 }

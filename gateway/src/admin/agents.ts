@@ -18,6 +18,7 @@ import {
 import { generateId, generateKey, keyPrefix } from '../security/keys.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../storage/store-errors.js';
 import type { Services } from '../services.js';
+import { audited } from './audit-trail.js';
 import { type Principal, listScope, requireTenant, requireWrite } from './principal.js';
 import { policyNamedNotFound, tenantNamedNotFound } from './references.js';
 
@@ -80,42 +81,36 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
       }
       await checkPolicy(req.principal, req.body.tenant_id, req.body.policy_id);
       const apiKey = generateKey('agk');
-      let agent;
+      let result;
       try {
-        agent = await s.store.createAgent({
-          id: generateId('agt'),
-          name: req.body.name,
-          tenant_id: req.body.tenant_id,
-          policy_id: req.body.policy_id ?? null,
-          labels: req.body.labels ?? {},
-          suspended: req.body.suspended ?? false,
-          key_prefix: keyPrefix(apiKey),
-          key_hash: s.hasher.hash(apiKey),
+        // The agent, its idempotency row and its audit entry are stored together, or none of them.
+        result = await audited(s, req, async (tx) => {
+          const agent = await tx.createAgent({
+            id: generateId('agt'),
+            name: req.body.name,
+            tenant_id: req.body.tenant_id,
+            policy_id: req.body.policy_id ?? null,
+            labels: req.body.labels ?? {},
+            suspended: req.body.suspended ?? false,
+            key_prefix: keyPrefix(apiKey),
+            key_hash: s.hasher.hash(apiKey),
+          });
+          const created = { ...agent, api_key: apiKey };
+          if (idemKey && idemHash) {
+            const response = s.hasher.seal(idemKey, JSON.stringify(created));
+            if (!(await tx.putIdempotent({ key_hash: idemHash, scope: req.principal.id, request_hash: requestHash, response }))) throw new RetryWon();
+          }
+          return [created, { action: 'agent.create', object: { kind: 'agent', id: agent.id }, tenant_id: agent.tenant_id, before: null, after: agent }];
         });
       } catch (e) {
         if (isForeignKeyViolation(e)) throw await vanishedReference(s, req.body.tenant_id, req.body.policy_id);
-        if (!isUniqueViolation(e)) throw e;
+        if (!isUniqueViolation(e) && !(e instanceof RetryWon)) throw e;
         if (idemKey && idemHash) {
-          // A concurrent retry with the same key may have created this agent a moment ago: answer with its result.
+          // A concurrent retry with the same key created this agent a moment ago (nothing of ours was kept): answer with its result.
           const replay = await awaitReplay(s, idemHash, idemKey, req.principal.id, requestHash);
           if (replay) return reply.code(201).header('idempotent-replayed', 'true').send(replay);
         }
         throw nameTaken(req.body.tenant_id, req.body.name);
-      }
-      const result = { ...agent, api_key: apiKey };
-      if (idemKey && idemHash) {
-        const stored = await s.store.putIdempotent({
-          key_hash: idemHash,
-          scope: req.principal.id,
-          request_hash: requestHash,
-          response: s.hasher.seal(idemKey, JSON.stringify(result)),
-        });
-        if (!stored) {
-          // A concurrent retry with the same key won: undo ours and answer with its result.
-          await s.store.deleteAgent(agent.id);
-          const replay = await replayIdempotent(s, idemHash, idemKey, req.principal.id, requestHash);
-          if (replay) return reply.code(201).header('idempotent-replayed', 'true').send(replay);
-        }
       }
       await s.snapshot.changed();
       return reply.code(201).send(result);
@@ -138,13 +133,18 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
     await checkPolicy(req.principal, agent.tenant_id, req.body.policy_id);
     let updated;
     try {
-      updated = await s.store.updateAgent(agent.id, req.body);
+      updated = await audited(s, req, async (tx) => {
+        const before = await tx.getAgent(agent.id);
+        const after = before && (await tx.updateAgent(agent.id, req.body));
+        if (!before || !after) throw agentNotFound(agent.id);
+        const action = before.suspended === after.suspended ? 'agent.update' : after.suspended ? 'agent.suspend' : 'agent.resume';
+        return [after, { action, object: { kind: 'agent', id: agent.id }, tenant_id: agent.tenant_id, before, after }];
+      });
     } catch (e) {
       if (isUniqueViolation(e)) throw nameTaken(agent.tenant_id, req.body.name ?? agent.name);
       if (isForeignKeyViolation(e)) throw await vanishedReference(s, agent.tenant_id, req.body.policy_id);
       throw e;
     }
-    if (!updated) throw agentNotFound(agent.id);
     // A suspension, like a revoked key, holds on every node before this answers.
     await s.snapshot.changed();
     return updated;
@@ -153,7 +153,11 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
   r.delete('/agents/:id', { schema: { tags: ['agents'], params: Params, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
     requireWrite(req.principal);
     const agent = await loadOwned(req.principal, req.params.id);
-    await s.store.deleteAgent(agent.id);
+    await audited(s, req, async (tx) => {
+      const before = await tx.getAgent(agent.id);
+      if (!before || !(await tx.deleteAgent(agent.id))) throw agentNotFound(agent.id);
+      return [undefined, { action: 'agent.delete', object: { kind: 'agent', id: agent.id }, tenant_id: agent.tenant_id, before, after: null }];
+    });
     await s.snapshot.changed();
     return reply.code(204).send(null);
   });
@@ -162,11 +166,19 @@ export function agentRoutes(app: FastifyInstance, s: Services): void {
     requireWrite(req.principal);
     const agent = await loadOwned(req.principal, req.params.id);
     const apiKey = generateKey('agk');
-    await s.store.setAgentKey(agent.id, s.hasher.hash(apiKey), keyPrefix(apiKey));
+    await audited(s, req, async (tx) => {
+      const before = await tx.getAgent(agent.id);
+      if (!before || !(await tx.setAgentKey(agent.id, s.hasher.hash(apiKey), keyPrefix(apiKey)))) throw agentNotFound(agent.id);
+      const after = await tx.getAgent(agent.id);
+      return [undefined, { action: 'agent.rotate_key', object: { kind: 'agent', id: agent.id }, tenant_id: agent.tenant_id, before, after: after ?? null }];
+    });
     await s.snapshot.changed();
     return { id: agent.id, api_key: apiKey, key_prefix: keyPrefix(apiKey) };
   });
 }
+
+/** Thrown in a create's transaction to undo it: a concurrent retry with the same Idempotency-Key stored its result first. */
+class RetryWon extends Error {}
 
 /**
  * The 404 for an agent write naming a tenant or policy that was deleted while it ran (the checks before it had found

@@ -16,7 +16,7 @@ export async function adminPrincipal(header: string | undefined, services: Pick<
   const hash = services.hasher.hash(key);
   const found = await services.store.findAdminKeyByHash(hash);
   if (!found || !KeyHasher.equal(found.key_hash, hash)) throw new AgentgwError('invalid_api_key', 'The admin key is unknown or was deleted: check the key you sent.');
-  return { id: found.id, role: found.role, tenant_id: found.tenant_id };
+  return { id: found.id, role: found.role, tenant_id: found.tenant_id, kind: 'admin_key', name: found.name };
 }
 
 /** Resolves `Authorization: Bearer <ADMIN_KEY>` to a principal; registered only inside the admin scope. */

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { adminKeyRoutes } from './admin-keys.js';
 import { agentRoutes } from './agents.js';
+import { auditRoutes } from './audit.js';
+import { registerChangeIdCheck, registerRequestId } from './audit-trail.js';
 import { registerAdminAuth } from './auth.js';
 import { mcpServerRoutes } from './mcp-servers.js';
 import { meRoutes } from './me.js';
@@ -15,7 +17,9 @@ import { traceRoutes } from './traces.js';
 export async function adminPlugin(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const s = opts.services;
   await app.register(async (secured) => {
+    registerRequestId(secured);
     registerAdminAuth(secured, s);
+    registerChangeIdCheck(secured);
     // Admin bodies are JSON only: without this, Fastify's built-in text/plain parser lets a string body through.
     secured.removeContentTypeParser('text/plain');
     // A DELETE carries no body, but many clients still send Content-Type: application/json with it; any other empty
@@ -36,5 +40,6 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
     traceRoutes(secured, s);
     meRoutes(secured, s);
     mcpServerRoutes(secured, s);
+    auditRoutes(secured, s);
   });
 }

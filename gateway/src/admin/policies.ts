@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AgentgwError, ErrorBody, PaginationQuery, Policy, PutPolicy, ResourceId, mergePolicy, page } from '../contract/index.js';
 import type { Services } from '../services.js';
 import { isForeignKeyViolation } from '../storage/store-errors.js';
+import { audited } from './audit-trail.js';
 import { listScope, requireAdmin, requireTenant, requireWrite } from './principal.js';
 import { tenantNamedNotFound } from './references.js';
 
@@ -35,9 +36,16 @@ export function policyRoutes(app: FastifyInstance, s: Services): void {
       if (!existing && tenantId && !(await s.store.getTenant(tenantId))) {
         throw tenantNamedNotFound(tenantId);
       }
+      const id = req.params.id;
       let stored;
       try {
-        stored = await s.store.putPolicy(req.params.id, mergePolicy(existing ?? null, { ...req.body, tenant_id: tenantId }));
+        stored = await audited(s, req, async (tx) => {
+          // Merged over the policy as this transaction reads it (and locks it): a concurrent PUT is never undone.
+          const before = (await tx.getPolicy(id)) ?? null;
+          const put = await tx.putPolicy(id, mergePolicy(before, { ...req.body, tenant_id: tenantId }));
+          const action = put.created ? 'policy.create' : 'policy.update';
+          return [put, { action, object: { kind: 'policy', id }, tenant_id: tenantId, before, after: put.policy }];
+        });
       } catch (e) {
         // The tenant was deleted between the check above and the write.
         if (isForeignKeyViolation(e) && tenantId) throw tenantNamedNotFound(tenantId);
@@ -67,9 +75,14 @@ export function policyRoutes(app: FastifyInstance, s: Services): void {
     if (!policy) throw notFound(req.params.id);
     if (policy.tenant_id === null) requireAdmin(req.principal, 'delete global policies');
     requireTenant(req.principal, policy.tenant_id);
-    const result = await s.store.deletePolicy(req.params.id);
-    if (result === 'missing') throw notFound(req.params.id);
-    if (result === 'in_use') throw new AgentgwError('policy_in_use', `Policy ${req.params.id} is used by an agent: move its agents to another policy first.`);
+    const id = req.params.id;
+    await audited(s, req, async (tx) => {
+      const before = await tx.getPolicy(id);
+      const result = before ? await tx.deletePolicy(id) : 'missing';
+      if (result === 'missing' || !before) throw notFound(id);
+      if (result === 'in_use') throw new AgentgwError('policy_in_use', `Policy ${id} is used by an agent: move its agents to another policy first.`);
+      return [undefined, { action: 'policy.delete', object: { kind: 'policy', id }, tenant_id: before.tenant_id, before, after: null }];
+    });
     await s.snapshot.changed();
     return reply.code(204).send(null);
   });

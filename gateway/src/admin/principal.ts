@@ -1,11 +1,14 @@
 import type { FastifyRequest } from 'fastify';
-import { AgentgwError, type Role } from '../contract/index.js';
+import { AgentgwError, type AuditActorKind, type Role } from '../contract/index.js';
 
 /** Who is calling the admin interface. */
 export interface Principal {
   id: string;
   role: Role;
   tenant_id: string | null;
+  /** How the caller signed in, and its name: what audit entries say of who wrote. */
+  kind: AuditActorKind;
+  name: string;
 }
 
 declare module 'fastify' {

@@ -20,6 +20,7 @@ const ADMIN_PATHS: Record<string, string[]> = {
   '/traces': ['get'],
   '/traces/{trace_id}': ['get'],
   '/usage': ['get'],
+  '/audit': ['get'],
 };
 
 describe.each(['sqlite', 'postgres'] as const)('system endpoints on %s', (storage) => {

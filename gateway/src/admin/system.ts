@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ErrorBody, PutMaintenance, ROLE_PERMISSIONS, ROLES, SystemConfig } from '../contract/index.js';
 import type { Services } from '../services.js';
+import { readMaintenance, writeMaintenance } from '../storage/snapshot.js';
+import { audited } from './audit-trail.js';
 import { type Principal, requireAdmin } from './principal.js';
 
 export function systemRoutes(app: FastifyInstance, s: Services): void {
@@ -22,12 +24,18 @@ export function systemRoutes(app: FastifyInstance, s: Services): void {
 
   r.put('/system/maintenance', { schema: { tags: ['system'], body: PutMaintenance, response: { 200: SystemConfig, ...errors } } }, async (req) => {
     requireAdmin(req.principal, 'switch maintenance mode');
-    const current = s.snapshot.maintenance;
-    await s.snapshot.setMaintenance({
-      enabled: req.body.enabled,
-      message: req.body.enabled ? (req.body.message ?? null) : null,
-      since: req.body.enabled ? (current.enabled && current.since ? current.since : new Date().toISOString()) : null,
+    await audited(s, req, async (tx) => {
+      const before = await readMaintenance(tx);
+      const after = {
+        enabled: req.body.enabled,
+        message: req.body.enabled ? (req.body.message ?? null) : null,
+        since: req.body.enabled ? (before.enabled && before.since ? before.since : new Date().toISOString()) : null,
+      };
+      await writeMaintenance(tx, after);
+      return [undefined, { action: 'maintenance.update', object: { kind: 'maintenance', id: 'maintenance' }, tenant_id: null, before, after }];
     });
+    // Every node holds it before the answer.
+    await s.snapshot.changed();
     return config(req.principal);
   });
 }

@@ -15,6 +15,7 @@ import {
   page,
 } from '../contract/index.js';
 import type { Services } from '../services.js';
+import { audited } from './audit-trail.js';
 import { type Principal, listScope, requireWrite } from './principal.js';
 
 const TraceParams = z.strictObject({ trace_id: z.string().regex(/^[\x20-\x7e]{1,128}$/, { message: 'must be 1-128 printable ASCII characters' }) });
@@ -54,16 +55,23 @@ export function traceRoutes(app: FastifyInstance, s: Services): void {
       requireWrite(req.principal);
       const traceId = req.params.trace_id;
       const tenantId = await tenantOfTrace(s, req.principal, traceId, req.query.tenant_id);
-      const stop = await s.store.stopTrace({
-        tenant_id: tenantId,
-        trace_id: traceId,
-        reason: req.body?.reason ?? null,
-        stopped_at: new Date().toISOString(),
-        stopped_by: req.principal.id,
+      const at = new Date().toISOString();
+      const answer = await audited(s, req, async (tx) => {
+        const stop = await tx.stopTrace({
+          tenant_id: tenantId,
+          trace_id: traceId,
+          reason: req.body?.reason ?? null,
+          stopped_at: at,
+          stopped_by: req.principal.id,
+        });
+        const after = { trace_id: traceId, tenant_id: tenantId, stopped: { at: stop.stopped_at, reason: stop.reason } };
+        // A repeat keeps the first stop: before and after are that stop.
+        const first = stop.stopped_by === req.principal.id && stop.stopped_at === at;
+        return [after, { action: 'trace.stop', object: { kind: 'trace', id: traceId }, tenant_id: tenantId, before: first ? null : after, after }];
       });
       // Held by every node (their snapshots) before the answer, like a revoked key.
       await s.snapshot.changed();
-      return { trace_id: traceId, tenant_id: tenantId, stopped: { at: stop.stopped_at, reason: stop.reason } };
+      return answer;
     },
   );
 
