@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { PriceOverrides } from './accounting/prices.js';
 import { ProviderConfig } from './providers/config.js';
 import { McpServersConfig } from './mcp/mcp-config.js';
+import { DEFAULT_PII_SCAN_BYTES } from './policy/pii/scan-budget.js';
 import { AnthropicBetasConfig, DEFAULT_ANTHROPIC_BETAS } from './data-plane/anthropic-betas.js';
 
 const MB = 1024 * 1024;
@@ -44,6 +45,8 @@ export const GatewayConfig = z.strictObject({
       keep_alive_timeout_s: z.int().min(1).max(3600).default(72),
       /** Client connections one node accepts at once; more are closed at once (clients retry). */
       max_connections: z.int().min(1).max(1_000_000).default(4096),
+      /** The UTF-8 bytes of text a request's PII rules may read; past it, 413 body_too_large (only when a policy scans). */
+      pii_scan_bytes: z.int().min(1024).default(DEFAULT_PII_SCAN_BYTES),
       /** The deadline of every database call (waiting for a connection, then its statements); past it, 503 store_unavailable. */
       db_timeout_ms: z.int().min(100).max(600_000).default(5000),
     })

@@ -111,6 +111,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       log: opts.log,
     });
     opened.push(() => mcp.close());
+    dataPlane.piiScanBytes = config.limits.pii_scan_bytes;
     flushUsage = () => usage.flush(); // counters: see loadSeed above
 
     const runtime: Runtime = {

@@ -20,6 +20,7 @@ describe('agentgw serve --help', () => {
       request_timeout_s: limits.request_timeout_s,
       keep_alive_timeout_s: limits.keep_alive_timeout_s,
       max_connections: limits.max_connections,
+      pii_scan_bytes: limits.pii_scan_bytes,
       db_timeout_ms: limits.db_timeout_ms,
       session_idle_s: mcp.session_idle_s,
     }).toEqual(SERVE_LIMITS);

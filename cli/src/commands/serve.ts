@@ -19,6 +19,7 @@ export const SERVE_LIMITS = {
   request_timeout_s: 300,
   keep_alive_timeout_s: 72,
   max_connections: 4096,
+  pii_scan_bytes: 8388608,
   db_timeout_ms: 5000,
   session_idle_s: 3600,
 } as const;
@@ -35,6 +36,7 @@ const LIMIT_ROWS = [
   row(`request_timeout_s: ${SERVE_LIMITS.request_timeout_s}`, 'time a client has to send a whole request, headers and body; the', 'answer is not timed, so a stream may run as long as the model writes'),
   row(`keep_alive_timeout_s: ${SERVE_LIMITS.keep_alive_timeout_s}`, 'an idle client connection is closed after this; keep it above your', "load balancer's idle timeout (60 s on many)"),
   row(`max_connections: ${SERVE_LIMITS.max_connections}`, 'client connections at once (a stream holds one); more are closed at', 'once and clients retry; keep it below the open-file limit (ulimit -n)'),
+  row(`pii_scan_bytes: ${SERVE_LIMITS.pii_scan_bytes}`, "UTF-8 bytes of text a request's PII rules may read (8 MiB; parts", 'sent before count too); past it 413 body_too_large, never unscanned'),
   row(`db_timeout_ms: ${SERVE_LIMITS.db_timeout_ms}`, 'deadline of every database call (waiting for a connection, then its', 'statements); past it the request gets 503 store_unavailable'),
   '  mcp:',
   row(`session_idle_s: ${SERVE_LIMITS.session_idle_s}`, 'an MCP session unused this long ends on every node; a request with its', 'id is then a 404 and the client initialises a new session'),

@@ -23,6 +23,8 @@ export interface DataPlaneDeps {
   counters: Counters;
   /** Whether the usage journal is full (see UsageWriter.full). */
   usage: { readonly full: boolean };
+  /** limits.pii_scan_bytes (absent: its default). */
+  readonly piiScanBytes?: number;
 }
 
 export interface PricedTarget extends Target, PricedModel {}
@@ -65,6 +67,7 @@ export async function admit<B extends Record<string, unknown> & { model: string 
     now: new Date(),
     counters: deps.counters,
     usageFull: deps.usage.full,
+    piiScanBytes: deps.piiScanBytes,
     piiTypes: [],
     promptUpper: null,
     tpmTokens: 0,

@@ -6,6 +6,7 @@ import type { KeyHasher } from '../security/keys.js';
 import type { GenerationCache, Snapshot } from '../storage/snapshot.js';
 import type { Store } from '../storage/store.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
+import { DEFAULT_PII_SCAN_BYTES } from '../policy/pii/scan-budget.js';
 import type { Admission, DataPlaneDeps, Plan } from './admission.js';
 import { DEFAULT_ANTHROPIC_BETAS } from './anthropic-betas.js';
 import { type Outcome, toUsageRecord } from './outcome.js';
@@ -34,6 +35,9 @@ export class DataPlane implements DataPlaneDeps {
   readonly anthropicBetas: ReadonlySet<string>;
 
   readonly plans: GenerationCache<Plan>;
+
+  /** limits.pii_scan_bytes of the server config (set at start). */
+  piiScanBytes = DEFAULT_PII_SCAN_BYTES;
 
   /** Replaces the budget hold by the real cost and corrects the minute's token count. */
   async settle(a: Admission, ctx: RequestContext, cost: number, usage: Usage): Promise<void> {

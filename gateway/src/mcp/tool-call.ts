@@ -150,6 +150,7 @@ function admitting(dp: DataPlane, ctx: RequestContext, eff: EffectivePolicy, ser
     now: new Date(),
     counters: dp.counters,
     usageFull: dp.usage.full,
+    piiScanBytes: dp.piiScanBytes,
     piiTypes: [],
     promptUpper: null,
     tpmTokens: 0,

@@ -24,6 +24,8 @@ export interface Admitting {
   /** The policy that refuses the model when no target is allowed. */
   readonly blockingPolicy: string;
   readonly agentId: string;
+  /** The request's id: names its budget reservation, so its usage row and its settle can be matched after a crash. */
+  readonly requestId?: string;
   /** The trace charged for the request (tenant-qualified), or null for a trace of one. */
   readonly traceKey: string | null;
   /** Traces an operator stopped, by the same key as traceKey (the snapshot's); absent: none. */
@@ -34,6 +36,8 @@ export interface Admitting {
   readonly counters: Counters;
   /** The usage journal is at its cap (the database is not taking rows): spend that a budget needs cannot be recorded. */
   readonly usageFull: boolean;
+  /** The UTF-8 bytes of text the PII rules may read (limits.pii_scan_bytes); absent: its default. */
+  readonly piiScanBytes?: number;
 
   /** PII types found in the request (recorded in the trace even when the request is refused). */
   piiTypes: PiiType[];

@@ -1,6 +1,9 @@
 import { AgentgwError, PII_TYPES, type PiiType, type Policy } from '../contract/index.js';
-import type { Check } from './admitting.js';
-import { allowedByAll, compileAllow, type PiiAllow, type PiiScope, redactRequestPii, scanRequestPii, type TextWalker } from './pii/index.js';
+import type { Admitting, Check } from './admitting.js';
+import { type PiiAllow, type PiiScope, redactRequestPii, scanRequestPii, type TextWalker } from './pii/index.js';
+import { DEFAULT_PII_SCAN_BYTES } from './pii/scan-budget.js';
+import { ScanBudgetExceeded, redactRequestPiiAsync, scanRequestPiiAsync } from './pii/scan-request.js';
+import { allowFromLists } from './pii/scan-text.js';
 
 /** Policies that share an allow-list (rules.pii_allow) scan together: what one allows, another may not. */
 interface AllowGroup {
@@ -29,29 +32,53 @@ function piiPlan(policies: readonly Policy[]): PiiPlan {
     const active = policies.filter((p) => p.rules.pii !== 'off');
     const byAllow = new Map<PiiAllow, Policy[]>();
     for (const p of active) {
-      const allow = compileAllow(p.rules.pii_allow ?? []);
+      const allow = allowFromLists([p.rules.pii_allow ?? []]);
       byAllow.set(allow, [...(byAllow.get(allow) ?? []), p]);
     }
     plan = {
       active,
       groups: [...byAllow].map(([allow, members]) => ({ allow, policies: members, types: typesOfPolicies(members) })),
       scope: new Set(active.flatMap((p) => p.rules.pii_scope)),
-      redactAllow: allowedByAll(active.filter((p) => p.rules.pii === 'redact').map((p) => compileAllow(p.rules.pii_allow ?? []))),
+      redactAllow: allowFromLists(active.filter((p) => p.rules.pii === 'redact').map((p) => p.rules.pii_allow ?? [])),
     };
     plans.set(policies, plan);
   }
   return plan;
 }
 
+type PiiOutcome = { body: Record<string, unknown>; found: PiiType[]; blocked?: AgentgwError };
+
+/** The first policy of the group that blocks a type found, as the refusal (returned, not thrown, so the trace still records the types). */
+function blockOf(group: AllowGroup, inGroup: readonly PiiType[]): AgentgwError | undefined {
+  for (const p of group.policies) {
+    if (p.rules.pii !== 'block') continue;
+    const hit = inGroup.filter((t) => p.rules.pii_types.includes(t));
+    if (hit.length > 0) return new AgentgwError('pii_detected', `The request contains personal data (${hit.join(', ')}), which policy ${p.id} blocks: remove it and retry.`);
+  }
+  return undefined;
+}
+
+/** The types redaction replaces: those a redacting policy looks for, among those found. */
+function redactTypesOf(active: readonly Policy[], found: readonly PiiType[]): PiiType[] {
+  return [...new Set(active.filter((p) => p.rules.pii === 'redact').flatMap((p) => p.rules.pii_types))].filter((t) => found.includes(t));
+}
+
+const scanFailed = () => new AgentgwError('pii_detected', 'PII detection could not scan this request, so it was blocked: simplify the request and retry.');
+const redactFailed = () => new AgentgwError('pii_detected', 'PII redaction failed for this request, so it was blocked: simplify the request and retry.');
+
+function budgetExceeded(e: ScanBudgetExceeded): AgentgwError {
+  return new AgentgwError(
+    'body_too_large',
+    `The request holds ${e.bytes} bytes of text for the PII rules to read, more than limits.pii_scan_bytes (${e.limit} bytes) allows: send less text, or raise limits.pii_scan_bytes in the server config.`,
+  );
+}
+
 /**
  * Applies every policy's PII rule to the request: `block` answers 403 naming the types found (never the text),
- * `redact` replaces matches before forwarding. A detector failure blocks (fail closed).
+ * `redact` replaces matches before forwarding. A detector failure blocks (fail closed). Scans on this thread: for
+ * requests on their way, applyPiiRulesAsync.
  */
-export function applyPiiRules(
-  policies: readonly Policy[],
-  body: Record<string, unknown>,
-  walk?: TextWalker,
-): { body: Record<string, unknown>; found: PiiType[]; blocked?: AgentgwError } {
+export function applyPiiRules(policies: readonly Policy[], body: Record<string, unknown>, walk?: TextWalker): PiiOutcome {
   const { active, groups, scope, redactAllow } = piiPlan(policies);
   if (active.length === 0) return { body, found: [] };
   const seen = new Set<PiiType>();
@@ -60,35 +87,77 @@ export function applyPiiRules(
     for (const group of groups) {
       const inGroup = scanRequestPii(body, group.types, walk, scope, group.allow);
       for (const t of inGroup) seen.add(t);
-      for (const p of group.policies) {
-        if (blocked || p.rules.pii !== 'block') continue;
-        const hit = inGroup.filter((t) => p.rules.pii_types.includes(t));
-        // Returned, not thrown, so the trace still records which types were found.
-        if (hit.length > 0) {
-          blocked = new AgentgwError('pii_detected', `The request contains personal data (${hit.join(', ')}), which policy ${p.id} blocks: remove it and retry.`);
-        }
-      }
+      blocked ??= blockOf(group, inGroup);
     }
   } catch {
-    throw new AgentgwError('pii_detected', 'PII detection could not scan this request, so it was blocked: simplify the request and retry.');
+    throw scanFailed();
   }
   const found = PII_TYPES.filter((t) => seen.has(t));
   if (found.length === 0 || blocked) return { body, found, ...(blocked ? { blocked } : {}) };
-  const redactTypes = [...new Set(active.filter((p) => p.rules.pii === 'redact').flatMap((p) => p.rules.pii_types))].filter((t) => found.includes(t));
   try {
-    return { body: redactRequestPii(body, redactTypes, walk, scope, redactAllow).body, found };
+    return { body: redactRequestPii(body, redactTypesOf(active, found), walk, scope, redactAllow).body, found };
   } catch {
-    throw new AgentgwError('pii_detected', 'PII redaction failed for this request, so it was blocked: simplify the request and retry.');
+    throw redactFailed();
   }
+}
+
+/**
+ * applyPiiRules for a request on its way: large fresh texts are scanned (and redacted) by the scan workers, never
+ * holding the event loop; the outcome is a promise only then. The text the policies read may not pass `scanBytes`
+ * (limits.pii_scan_bytes): past it, 413 `body_too_large`, before any scanning.
+ */
+export function applyPiiRulesAsync(
+  policies: readonly Policy[],
+  body: Record<string, unknown>,
+  walk?: TextWalker,
+  scanBytes = DEFAULT_PII_SCAN_BYTES,
+): PiiOutcome | Promise<PiiOutcome> {
+  const { active, groups, scope, redactAllow } = piiPlan(policies);
+  if (active.length === 0) return { body, found: [] };
+  const scanError = (e: unknown) => (e instanceof ScanBudgetExceeded ? budgetExceeded(e) : scanFailed());
+  let scans: Array<PiiType[] | Promise<PiiType[]>>;
+  try {
+    scans = groups.map((group) => scanRequestPiiAsync(body, group.types, walk, scope, group.allow, scanBytes));
+  } catch (e) {
+    throw scanError(e);
+  }
+  const decide = (inGroups: readonly PiiType[][]): PiiOutcome | Promise<PiiOutcome> => {
+    const seen = new Set<PiiType>();
+    let blocked: AgentgwError | undefined;
+    groups.forEach((group, i) => {
+      for (const t of inGroups[i]!) seen.add(t);
+      blocked ??= blockOf(group, inGroups[i]!);
+    });
+    const found = PII_TYPES.filter((t) => seen.has(t));
+    if (found.length === 0 || blocked) return { body, found, ...(blocked ? { blocked } : {}) };
+    let redacted: ReturnType<typeof redactRequestPiiAsync>;
+    try {
+      redacted = redactRequestPiiAsync(body, redactTypesOf(active, found), walk, scope, redactAllow);
+    } catch {
+      throw redactFailed();
+    }
+    if (!(redacted instanceof Promise)) return { body: redacted.body, found };
+    return redacted.then(
+      (r) => ({ body: r.body, found }),
+      () => Promise.reject(redactFailed()),
+    );
+  };
+  if (!scans.some((s) => s instanceof Promise)) return decide(scans as PiiType[][]);
+  return Promise.all(scans).then(decide, (e: unknown) => Promise.reject(scanError(e)));
+}
+
+function admitPii(a: Admitting, pii: PiiOutcome): void {
+  a.piiTypes = pii.found;
+  if (pii.blocked) throw pii.blocked;
+  a.body = pii.body;
 }
 
 /** PII: block answers 403 (the types found are still recorded), redact forwards an edited copy. */
 export const piiCheck: Check = {
   name: 'pii',
   run(a) {
-    const pii = applyPiiRules(a.eff.policies, a.body, a.view.visitTexts);
-    a.piiTypes = pii.found;
-    if (pii.blocked) throw pii.blocked;
-    a.body = pii.body;
+    const pii = applyPiiRulesAsync(a.eff.policies, a.body, a.view.visitTexts, a.piiScanBytes);
+    if (!(pii instanceof Promise)) return admitPii(a, pii);
+    return pii.then((outcome) => admitPii(a, outcome));
   },
 };

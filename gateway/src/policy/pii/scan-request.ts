@@ -1,40 +1,16 @@
 import { PII_TYPES, type PiiType } from '../../contract/policies.js';
 import { partsLookedUp, perElement } from '../../json/part-cache.js';
-import { detectPii } from './detect-pii.js';
-import { detectPiiLabelled } from './detect-labelled.js';
-import { mapJsonStrings } from './json-text.js';
 import { ALLOW_NOTHING, type PiiAllow } from './pii-allow.js';
 import type { PiiMatch } from './pii-match.js';
-import { redactUntilClean, typesOf } from './redact-pii.js';
+import { typesOf } from './redact-pii.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, visitRequestTexts } from './request-texts.js';
+import { LONG_JOB_CHARS, scanPool } from './scan-pool.js';
+import { type TextKind, type TextVerdict, kindOf, listsOfAllow, processText } from './scan-text.js';
 
 /** Walks the texts of a request body of some dialect (chat completions and embeddings by default) in the parts of `scope`. */
 export type TextWalker = (body: Record<string, unknown>, visit: TextVisitor, scope: PiiScope) => void;
 
 const walkChat: TextWalker = (body, visit, scope) => visitRequestTexts(body, visit, scope);
-
-type TextKind = 'text' | 'json';
-
-/** Field names whose string value is JSON text. */
-function kindOf(path: string): TextKind {
-  return path === 'arguments' ? 'json' : 'text';
-}
-
-/** Detects in one text (JSON text decoded when it parses, raw otherwise), collecting matches; returns the text, redacted if asked. */
-function processText(text: string, kind: TextKind, types: readonly PiiType[], allow: PiiAllow, redact: boolean, found: PiiMatch[]): string {
-  if (kind === 'json') {
-    const mapped = mapJsonStrings(text, (value, label) => detectOrRedact(value, (t) => detectPiiLabelled(t, label, types, allow), redact, found));
-    if (mapped !== undefined) return mapped;
-  }
-  return detectOrRedact(text, (t) => detectPii(t, types, allow), redact, found);
-}
-
-/** Collects the matches of one string and returns it redacted if asked; scanning redacts too, so both report the same types. */
-function detectOrRedact(text: string, detect: (text: string) => PiiMatch[], redact: boolean, found: PiiMatch[]): string {
-  const result = redactUntilClean(text, detect);
-  for (const m of result.matches) found.push(m);
-  return redact ? result.text : text;
-}
 
 /** Texts shorter than this are scanned every time: remembering them would cost about what scanning them does. */
 const REMEMBER_FROM_CHARS = 64;
@@ -81,6 +57,139 @@ class CleanTexts {
 
 const cleanTexts = new CleanTexts();
 
+/**
+ * Fresh text (text not known clean) of at most this many characters in all is scanned on the main thread: the densest
+ * digits cost about 1 µs a character, so that stays well inside 50 ms; more goes to the scan workers (scan-pool.ts).
+ */
+export const SYNC_SCAN_CHARS = 32 * 1024;
+/** Texts sent to a worker together, up to this many characters (a longer text goes alone, as a long job). */
+const JOB_CHARS = LONG_JOB_CHARS;
+
+/** The text the policy reads in a request is past the byte budget (limits.pii_scan_bytes): it is refused, not scanned. */
+export class ScanBudgetExceeded extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`the request holds ${bytes} bytes of text for PII rules to read, more than the ${limit} allowed`);
+  }
+}
+
+/** A text the scan must read: not known clean. */
+interface FreshText {
+  text: string;
+  kind: TextKind;
+}
+
+/** What one walk of a part of a body holds: the length of every text read, and the texts still to scan. */
+interface Walked {
+  chars: number;
+  fresh: FreshText[];
+}
+
+function walkPart(part: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker, scope: PiiScope, allow: PiiAllow): Walked {
+  const fresh: FreshText[] = [];
+  let chars = 0;
+  walk(
+    part,
+    (text, field) => {
+      chars += text.length;
+      const kind = kindOf(field);
+      if (kind === 'json' || !cleanTexts.has(types, allow, text)) fresh.push({ text, kind });
+      return undefined;
+    },
+    scope,
+  );
+  return { chars, fresh };
+}
+
+/** The UTF-8 bytes of every text a walk of `part` reads (worked out only for a body near the budget). */
+function textBytes(part: Record<string, unknown>, walk: TextWalker, scope: PiiScope): number {
+  let bytes = 0;
+  walk(
+    part,
+    (text) => {
+      bytes += Buffer.byteLength(text, 'utf8');
+      return undefined;
+    },
+    scope,
+  );
+  return bytes;
+}
+
+/** Scans fresh texts on this thread, remembering those found clean. */
+function scanHere(fresh: readonly FreshText[], types: readonly PiiType[], allow: PiiAllow): PiiType[] {
+  const found: PiiMatch[] = [];
+  for (const { text, kind } of fresh) {
+    const before = found.length;
+    processText(text, kind, types, allow, false, found);
+    if (kind === 'text' && found.length === before) cleanTexts.add(types, allow, text);
+  }
+  return typesOf(found);
+}
+
+/** The verdicts of `texts` from the scan workers, in jobs of about JOB_CHARS. */
+async function verdictsOffThread(
+  texts: readonly FreshText[],
+  types: readonly PiiType[],
+  allowLists: readonly (readonly string[])[],
+  redact: boolean,
+): Promise<TextVerdict[]> {
+  const jobs: Array<Promise<TextVerdict[]>> = [];
+  let batch: FreshText[] = [];
+  let chars = 0;
+  const send = () => {
+    if (batch.length === 0) return;
+    jobs.push(scanPool().run({ texts: batch.map((t) => t.text), kinds: batch.map((t) => t.kind), types, allow: allowLists, redact }));
+    batch = [];
+    chars = 0;
+  };
+  for (const t of texts) {
+    if (chars + t.text.length > JOB_CHARS) send();
+    batch.push(t);
+    chars += t.text.length;
+  }
+  send();
+  return (await Promise.all(jobs)).flat();
+}
+
+/** Scans fresh texts in the scan workers, remembering those found clean; the types found in each list of texts. */
+async function scanOffThread(lists: readonly (readonly FreshText[])[], types: readonly PiiType[], allow: PiiAllow, allowLists: readonly (readonly string[])[]): Promise<PiiType[][]> {
+  const verdicts = await verdictsOffThread(lists.flat(), types, allowLists, false);
+  let at = 0;
+  return lists.map((fresh) => {
+    const seen = new Set<PiiType>();
+    for (const { text, kind } of fresh) {
+      const verdict = verdicts[at++]!;
+      for (const t of verdict.types) seen.add(t);
+      if (kind === 'text' && verdict.types.length === 0) cleanTexts.add(types, allow, text);
+    }
+    return PII_TYPES.filter((t) => seen.has(t));
+  });
+}
+
+/**
+ * What the scan knows of one part of a body (an element of its conversation or tool list) for one set of scan settings,
+ * kept with the part's facts (json/part-cache.ts): an agent's next step costs what it added.
+ */
+interface PartScan {
+  /** The UTF-16 length of the texts the policy reads in the part (set once it was walked). */
+  chars?: number;
+  /** Their UTF-8 bytes, worked out only when a body comes near the byte budget. */
+  bytes?: number;
+  /** The types found, once scanned. */
+  types?: PiiType[];
+  /** The scan in flight (another request holding the same part waits for it). */
+  running?: Promise<PiiType[]>;
+}
+
+/** A part of a body to scan: an element of a conversation or tool list (with what is known of it), or the rest. */
+interface Part {
+  scan: PartScan | undefined;
+  member: string | undefined;
+  value: Record<string, unknown> | unknown;
+}
+
 /** The top-level arrays of a body whose elements are scanned (and remembered) one by one: conversations and tools. */
 const PART_MEMBERS = ['messages', 'input', 'tools'] as const;
 
@@ -93,11 +202,34 @@ const idOf = (o: object) => {
 };
 
 /**
+ * The parts of `body` a scan reads. For a body as received, each element of its conversation and tool list is one
+ * part, looked up by its bytes; the rest of the body is one more. A walker reads an element alone (its role is in it),
+ * so a part scanned alone finds what the whole walk finds in it.
+ */
+function partsOf(body: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker, scope: PiiScope, allow: PiiAllow): Part[] {
+  if (!partsLookedUp(body)) return [{ scan: undefined, member: undefined, value: body }];
+  // A walker reads an element by the member it is in (a tool in `input` is no tool definition).
+  const fact = `pii-part ${idOf(walk)} ${idOf(types)} ${idOf(scope)} ${allow.key}`;
+  const parts: Part[] = [];
+  let rest: Record<string, unknown> | null = null;
+  for (const member of PART_MEMBERS) {
+    const elements = body[member];
+    if (!Array.isArray(elements)) continue;
+    rest ??= { ...body };
+    delete rest[member];
+    const scans = perElement(body, member, `${fact} ${member}`, (): PartScan => ({}));
+    for (let i = 0; i < scans.length; i++) parts.push({ scan: scans[i], member, value: elements[i] });
+  }
+  parts.push({ scan: undefined, member: undefined, value: rest ?? body });
+  return parts;
+}
+
+const bodyOf = (part: Part): Record<string, unknown> => (part.member === undefined ? (part.value as Record<string, unknown>) : { [part.member]: [part.value] });
+
+/**
  * The PII types found in the texts `walk` visits (a chat completions or embeddings body by default) in the parts of
- * `scope`, leaving out what `allow` allows, in the contract's order. For a body as received, each element of its
- * conversation and tool list is scanned once, then looked up by its bytes (json/part-cache.ts): an agent's next step
- * costs what it added. A walker reads an element alone (its role is in it), so a part scanned alone finds what the
- * whole walk finds in it.
+ * `scope`, leaving out what `allow` allows, in the contract's order, scanned on this thread. For a body as received,
+ * each element of its conversation and tool list is scanned once, then looked up by its bytes (json/part-cache.ts).
  */
 export function scanRequestPii(
   body: Record<string, unknown>,
@@ -107,33 +239,108 @@ export function scanRequestPii(
   allow: PiiAllow = ALLOW_NOTHING,
 ): PiiType[] {
   if (types.length === 0) return [];
-  if (!partsLookedUp(body)) return scanWhole(body, types, walk, scope, allow);
-  // A walker reads an element by the member it is in (a tool in `input` is no tool definition).
-  const fact = `pii ${idOf(walk)} ${idOf(types)} ${idOf(scope)} ${allow.key}`;
   const seen = new Set<PiiType>();
-  let rest: Record<string, unknown> | null = null;
-  for (const member of PART_MEMBERS) {
-    if (!Array.isArray(body[member])) continue;
-    rest ??= { ...body };
-    delete rest[member];
-    const perPart = perElement(body, member, `${fact} ${member}`, (element) => scanWhole({ [member]: [element] }, types, walk, scope, allow));
-    for (const found of perPart) for (const t of found) seen.add(t);
+  for (const part of partsOf(body, types, walk, scope, allow)) {
+    let found = part.scan?.types;
+    if (found === undefined) {
+      const walked = walkPart(bodyOf(part), types, walk, scope, allow);
+      found = scanHere(walked.fresh, types, allow);
+      // A part another request is scanning off the thread is left to it.
+      if (part.scan && !part.scan.running) Object.assign(part.scan, { chars: walked.chars, types: found });
+    }
+    for (const t of found) seen.add(t);
   }
-  for (const t of scanWhole(rest ?? body, types, walk, scope, allow)) seen.add(t);
   return PII_TYPES.filter((t) => seen.has(t));
 }
 
-function scanWhole(body: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker, scope: PiiScope, allow: PiiAllow): PiiType[] {
-  const found: PiiMatch[] = [];
-  walk(body, (text, field) => {
-    const kind = kindOf(field);
-    if (kind === 'text' && cleanTexts.has(types, allow, text)) return undefined;
-    const before = found.length;
-    processText(text, kind, types, allow, false, found);
-    if (kind === 'text' && found.length === before) cleanTexts.add(types, allow, text);
-    return undefined;
-  }, scope);
-  return typesOf(found);
+/**
+ * scanRequestPii for a request on its way: never holds the event loop long. Up to SYNC_SCAN_CHARS of fresh text is
+ * scanned here, and the types are returned at once; more goes to the scan workers (a promise, the event loop serving
+ * other requests meanwhile), as does a part another request is scanning. The text the policy reads, every part counted
+ * (parts already scanned too, so the verdict never depends on what this node remembers), may not pass `scanBytes` UTF-8
+ * bytes: past it, ScanBudgetExceeded, thrown before any scanning. A failed scan rejects.
+ */
+export function scanRequestPiiAsync(
+  body: Record<string, unknown>,
+  types: readonly PiiType[],
+  walk: TextWalker = walkChat,
+  scope: PiiScope = EVERY_PART,
+  allow: PiiAllow = ALLOW_NOTHING,
+  scanBytes = Number.POSITIVE_INFINITY,
+): PiiType[] | Promise<PiiType[]> {
+  if (types.length === 0) return [];
+  const parts = partsOf(body, types, walk, scope, allow);
+  const seen = new Set<PiiType>();
+  let waits: Array<Promise<PiiType[]>> | undefined;
+  const toScan: Array<{ scan: PartScan | undefined; walked: Walked }> = [];
+  let walkedHere: Map<PartScan, Walked> | undefined;
+  let chars = 0;
+  let freshChars = 0;
+  for (const part of parts) {
+    const scan = part.scan;
+    if (scan && (scan.types !== undefined || scan.running !== undefined)) {
+      chars += scan.chars!;
+      if (scan.types !== undefined) for (const t of scan.types) seen.add(t);
+      else (waits ??= []).push(scan.running!);
+      continue;
+    }
+    // The same element twice in one body is walked and scanned once, and counted twice.
+    const again = scan && walkedHere?.get(scan);
+    if (again) {
+      chars += again.chars;
+      continue;
+    }
+    const walked = walkPart(bodyOf(part), types, walk, scope, allow);
+    if (scan) {
+      scan.chars = walked.chars;
+      (walkedHere ??= new Map()).set(scan, walked);
+    }
+    chars += walked.chars;
+    for (const f of walked.fresh) freshChars += f.text.length;
+    toScan.push({ scan, walked });
+  }
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: the exact count is needed only near the budget.
+  if (3 * chars > scanBytes) {
+    let bytes = 0;
+    for (const part of parts) bytes += part.scan ? (part.scan.bytes ??= textBytes(bodyOf(part), walk, scope)) : textBytes(bodyOf(part), walk, scope);
+    if (bytes > scanBytes) throw new ScanBudgetExceeded(bytes, scanBytes);
+  }
+  const allowLists = freshChars > SYNC_SCAN_CHARS ? listsOfAllow(allow) : undefined;
+  if (allowLists === undefined) {
+    for (const { scan, walked } of toScan) {
+      const found = scanHere(walked.fresh, types, allow);
+      if (scan) scan.types = found;
+      for (const t of found) seen.add(t);
+    }
+    if (waits === undefined) return PII_TYPES.filter((t) => seen.has(t));
+  } else {
+    const run = scanOffThread(
+      toScan.map((s) => s.walked.fresh),
+      types,
+      allow,
+      allowLists,
+    );
+    toScan.forEach(({ scan }, i) => {
+      if (!scan) return;
+      const running = run.then((all) => all[i]!);
+      scan.running = running;
+      // Settled here, whoever waits: a failed scan leaves the part unscanned (the next request scans it again).
+      running.then(
+        (found) => {
+          scan.types = found;
+          scan.running = undefined;
+        },
+        () => {
+          scan.running = undefined;
+        },
+      );
+    });
+    (waits ??= []).push(run.then((all) => all.flat()));
+  }
+  return Promise.all(waits!).then((all) => {
+    for (const found of all) for (const t of found) seen.add(t);
+    return PII_TYPES.filter((t) => seen.has(t));
+  });
 }
 
 /** A redacted deep copy of a request body (the input is left untouched) and the PII types replaced. */
@@ -146,7 +353,65 @@ export function redactRequestPii<T extends Record<string, unknown>>(
 ): { body: T; types: PiiType[] } {
   const copy = structuredClone(body);
   if (types.length === 0) return { body: copy, types: [] };
+  return { body: copy, types: redactHere(copy, types, walk, scope, allow) };
+}
+
+function redactHere(copy: Record<string, unknown>, types: readonly PiiType[], walk: TextWalker, scope: PiiScope, allow: PiiAllow): PiiType[] {
   const found: PiiMatch[] = [];
   walk(copy, (text, field) => processText(text, kindOf(field), types, allow, true, found), scope);
-  return { body: copy, types: typesOf(found) };
+  return typesOf(found);
+}
+
+/**
+ * redactRequestPii for a request on its way: a body with more than SYNC_SCAN_CHARS of text is redacted by the scan
+ * workers (the same code, so the same output; a promise), the event loop serving other requests meanwhile; a smaller
+ * one here, at once. A failed scan rejects.
+ */
+export function redactRequestPiiAsync<T extends Record<string, unknown>>(
+  body: T,
+  types: readonly PiiType[],
+  walk: TextWalker = walkChat,
+  scope: PiiScope = EVERY_PART,
+  allow: PiiAllow = ALLOW_NOTHING,
+): { body: T; types: PiiType[] } | Promise<{ body: T; types: PiiType[] }> {
+  const copy = structuredClone(body);
+  if (types.length === 0) return { body: copy, types: [] };
+  // Each distinct text once, by kind (the same string may be JSON text in one place and plain text in another).
+  const byKind: Record<TextKind, Map<string, TextVerdict | undefined>> = { text: new Map(), json: new Map() };
+  let chars = 0;
+  walk(
+    copy,
+    (text, field) => {
+      const texts = byKind[kindOf(field)];
+      if (!texts.has(text)) {
+        texts.set(text, undefined);
+        chars += text.length;
+      }
+      return undefined;
+    },
+    scope,
+  );
+  const allowLists = chars > SYNC_SCAN_CHARS ? listsOfAllow(allow) : undefined;
+  if (allowLists === undefined) return { body: copy, types: redactHere(copy, types, walk, scope, allow) };
+  const texts: FreshText[] = [];
+  for (const kind of ['text', 'json'] as const) for (const text of byKind[kind].keys()) texts.push({ text, kind });
+  return verdictsOffThread(texts, types, allowLists, true).then((verdicts) => {
+    texts.forEach(({ text, kind }, i) => byKind[kind].set(text, verdicts[i]));
+    const seen = new Set<PiiType>();
+    const found: PiiMatch[] = [];
+    walk(
+      copy,
+      (text, field) => {
+        const kind = kindOf(field);
+        const verdict = byKind[kind].get(text);
+        // A text the first walk did not meet (a walker that reads differently the second time) is redacted here.
+        if (verdict === undefined) return processText(text, kind, types, allow, true, found);
+        for (const t of verdict.types) seen.add(t);
+        return verdict.text ?? undefined;
+      },
+      scope,
+    );
+    for (const t of typesOf(found)) seen.add(t);
+    return { body: copy, types: PII_TYPES.filter((t) => seen.has(t)) };
+  });
 }

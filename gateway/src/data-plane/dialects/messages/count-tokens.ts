@@ -3,7 +3,7 @@ import { countChatPromptTokens } from '../../../accounting/tokens.js';
 import { AgentgwError } from '../../../contract/index.js';
 import { needCounters } from '../../../policy/counters-unavailable.js';
 import { CountTokensRequest } from '../../../contract/messages-request.js';
-import { applyPiiRules } from '../../../policy/pii-rules.js';
+import { applyPiiRulesAsync } from '../../../policy/pii-rules.js';
 import { modelNotAllowed } from '../../../policy/model-allowlist.js';
 import { ClientAbort } from '../../client-abort.js';
 import { planFor } from '../../admission.js';
@@ -40,7 +40,7 @@ export async function countTokens(dp: DataPlane, ex: Exchange, rawBody: unknown,
   ctx.model = parsed.model;
   const plan = planFor(dp, ctx, parsed.model);
   if (plan.priced.length === 0) throw modelNotAllowed(parsed.model, plan.blockingPolicy);
-  const pii = applyPiiRules(plan.eff.policies, parsed, visitMessagesTexts);
+  const pii = await applyPiiRulesAsync(plan.eff.policies, parsed, visitMessagesTexts, dp.piiScanBytes);
   if (pii.blocked) throw pii.blocked;
   const body = pii.body as CountTokensRequest;
   if (plan.eff.rpm !== null) await countAgainstRpm(dp, ctx.agent.id, plan.eff.rpm);
