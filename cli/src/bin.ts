@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerAdminKeys } from './commands/admin-keys.js';
 import { registerAgents } from './commands/agents.js';
 import { registerApply } from './commands/apply.js';
+import { registerAudit } from './commands/audit.js';
 import { registerConfig } from './commands/config.js';
 import { registerDestroy } from './commands/destroy.js';
 import { registerExport } from './commands/export.js';
@@ -40,6 +41,7 @@ for (const register of [
   registerConfig,
   registerMaintenance,
   registerMcp,
+  registerAudit,
 ]) {
   register(program);
 }

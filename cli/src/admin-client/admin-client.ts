@@ -1,12 +1,15 @@
 import type { Dispatcher } from 'undici';
 import { isAdminApiError } from './errors.js';
 import { AdminHttp } from './http.js';
+import { CHANGE_ID_HEADER } from '@agentgw/gateway/contract';
 import type {
   AdminKey,
   AdminKeyWithSecret,
   Agent,
   AgentWithKey,
   AgentWithSpend,
+  AuditEntry,
+  AuditQuery,
   CreateAdminKey,
   CreateAgent,
   CreateTenant,
@@ -50,6 +53,11 @@ export class AdminClient {
 
   get baseUrl(): string {
     return this.http.baseUrl;
+  }
+
+  /** Every later request says which change it belongs to: the audit log keeps it as each entry's change_id. */
+  useChangeId(changeId: string): void {
+    this.http.defaultHeaders[CHANGE_ID_HEADER] = changeId;
   }
 
   // Tenants
@@ -188,6 +196,12 @@ export class AdminClient {
   async usage(q: UsageQuery = {}): Promise<UsageRow[]> {
     const res = await this.get<{ data: UsageRow[] } | UsageRow[]>('/usage', { ...q });
     return Array.isArray(res) ? res : res.data;
+  }
+
+  // Audit log
+
+  async listAudit(q: AuditQuery = {}): Promise<Page<AuditEntry>> {
+    return asPage(await this.get<Page<AuditEntry>>('/audit', { ...q }));
   }
 
   private async get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T> {

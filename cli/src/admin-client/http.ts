@@ -32,6 +32,8 @@ export class AdminHttp {
   private readonly adminKey: string;
   private readonly dispatcher?: Dispatcher;
   private readonly timeoutMs: number;
+  /** Sent with every later request (a request's own headers win). */
+  readonly defaultHeaders: Record<string, string> = {};
 
   constructor(opts: HttpOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -48,6 +50,7 @@ export class AdminHttp {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.adminKey}`,
       accept: 'application/json',
+      ...this.defaultHeaders,
       ...opts.headers,
     };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';

@@ -1,6 +1,7 @@
 import type {
   AdminKey,
   Agent,
+  AuditEntry,
   CreateAdminKey,
   CreateAgent,
   CreateTenant,
@@ -23,6 +24,7 @@ import type {
 export type {
   AdminKey,
   Agent,
+  AuditEntry,
   CreateAdminKey,
   CreateAgent,
   CreateTenant,
@@ -66,6 +68,16 @@ export interface TracesQuery extends PageQuery {
   tenant_id?: string;
   agent_id?: string;
   since?: string;
+}
+
+export interface AuditQuery extends PageQuery {
+  since?: string;
+  until?: string;
+  /** An actor's id or name. */
+  actor?: string;
+  kind?: AuditEntry['object']['kind'];
+  object_id?: string;
+  tenant_id?: string;
 }
 
 export interface UsageQuery {

@@ -13,6 +13,7 @@ import { describeError } from '../describe-error.js';
 import { connect, type ConnectionOptions } from './connection.js';
 import { loadDesired, locatePlanError, type DesiredOptions } from './desired-state.js';
 import { writeKeysFile } from './keys-file.js';
+import { planDigest } from './plan-digest.js';
 
 export interface RunFlags extends ConnectionOptions, DesiredOptions {
   autoApprove?: boolean;
@@ -43,6 +44,8 @@ export async function runChanges(command: RunCommand, flags: RunFlags): Promise<
   }
   if (first.done || first.value.type !== 'plan') throw new Error('the engine produced no plan');
   const changeSet = first.value.changeSet;
+  // The writes that carry out this plan name it: the audit log keeps the digest as each entry's change_id.
+  client.useChangeId(planDigest(changeSet));
   const nothing: ApplyResult = { dry: false, done: [], failed: null, skipped: [], keys: {} };
 
   if (mode !== 'json') await renderPlan(changeSet, mode);
