@@ -45,6 +45,10 @@ export const GatewayConfig = z.strictObject({
       keep_alive_timeout_s: z.int().min(1).max(3600).default(72),
       /** Client connections one node accepts at once; more are closed at once (clients retry). */
       max_connections: z.int().min(1).max(1_000_000).default(4096),
+      /** MCP sessions one node holds; past it the longest unused ends (its id is then a 404 and the client starts anew). */
+      mcp_sessions: z.int().min(1).max(10_000_000).default(10_000),
+      /** The same for one agent's sessions on one node. */
+      mcp_sessions_per_agent: z.int().min(1).max(10_000_000).default(1000),
       /** The UTF-8 bytes of text a request's PII rules may read; past it, 413 body_too_large (only when a policy scans). */
       pii_scan_bytes: z.int().min(1024).default(DEFAULT_PII_SCAN_BYTES),
       /** The deadline of every database call (waiting for a connection, then its statements); past it, 503 store_unavailable. */

@@ -108,6 +108,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       bodyLimit: config.limits.body_bytes,
       sessionStore: store,
       sessionIdleMs: config.mcp.session_idle_s * 1000,
+      sessionLimits: { total: config.limits.mcp_sessions, perAgent: config.limits.mcp_sessions_per_agent },
       log: opts.log,
     });
     opened.push(() => mcp.close());

@@ -21,6 +21,8 @@ export const SERVE_LIMITS = {
   max_connections: 4096,
   pii_scan_bytes: 8388608,
   db_timeout_ms: 5000,
+  mcp_sessions: 10000,
+  mcp_sessions_per_agent: 1000,
   session_idle_s: 3600,
 } as const;
 
@@ -38,6 +40,8 @@ const LIMIT_ROWS = [
   row(`max_connections: ${SERVE_LIMITS.max_connections}`, 'client connections at once (a stream holds one); more are closed at', 'once and clients retry; keep it below the open-file limit (ulimit -n)'),
   row(`pii_scan_bytes: ${SERVE_LIMITS.pii_scan_bytes}`, "UTF-8 bytes of text a request's PII rules may read (8 MiB; parts", 'sent before count too); past it 413 body_too_large, never unscanned'),
   row(`db_timeout_ms: ${SERVE_LIMITS.db_timeout_ms}`, 'deadline of every database call (waiting for a connection, then its', 'statements); past it the request gets 503 store_unavailable'),
+  row(`mcp_sessions: ${SERVE_LIMITS.mcp_sessions}`, 'MCP sessions one node holds (an idle one takes about 0.7 KB); past it', 'the longest unused ends: its id is a 404 and the client starts anew'),
+  row(`mcp_sessions_per_agent: ${SERVE_LIMITS.mcp_sessions_per_agent}`, '', "the same for one agent's sessions on one node"),
   '  mcp:',
   row(`session_idle_s: ${SERVE_LIMITS.session_idle_s}`, 'an MCP session unused this long ends on every node; a request with its', 'id is then a 404 and the client initialises a new session'),
   '  metrics:',

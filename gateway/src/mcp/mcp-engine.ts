@@ -6,7 +6,7 @@ import type { McpServersConfig } from './mcp-config.js';
 import type { McpMetrics } from './mcp-metrics.js';
 import type { SessionActivity } from './session-activity.js';
 import type { SessionIds } from './session-ids.js';
-import { Sessions } from './sessions.js';
+import { type SessionLimits, Sessions } from './sessions.js';
 import type { UpstreamLog } from './upstream.js';
 import { Upstreams } from './upstreams.js';
 
@@ -15,9 +15,17 @@ export class McpEngine {
   readonly federation: Federation;
   readonly sessions: Sessions;
 
-  constructor(servers: McpServersConfig, dp: DataPlane, metrics: McpMetrics, ids: SessionIds, activity: SessionActivity, log?: UpstreamLog) {
+  constructor(
+    servers: McpServersConfig,
+    dp: DataPlane,
+    metrics: McpMetrics,
+    ids: SessionIds,
+    activity: SessionActivity,
+    limits: SessionLimits,
+    log?: UpstreamLog,
+  ) {
     this.upstreams = new Upstreams(servers, log);
     this.federation = new Federation(dp, this.upstreams, metrics);
-    this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, log);
+    this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, limits, log);
   }
 }

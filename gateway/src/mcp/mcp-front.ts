@@ -8,7 +8,8 @@ import { newRequestId } from '../http/request-id.js';
 import { authenticateAgent } from '../policy/auth.js';
 import type { KeyHasher } from '../security/keys.js';
 import type { Snapshot } from '../storage/snapshot.js';
-import type { McpSession, Sessions } from './sessions.js';
+import type { McpSession } from './mcp-session.js';
+import type { Sessions } from './sessions.js';
 import type { McpCaller } from './tool-call.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
@@ -110,19 +111,18 @@ export class McpFront {
         return;
       }
     }
-    const caller: McpCaller = { agent, headerPolicyId, traceId: named ?? session.id, sessionId: session.id };
-    session.caller = caller;
-    session.lastSeen = Date.now();
-    const response = await session.transport.handleRequest(toWebRequest(req), {
-      parsedBody: body,
-      authInfo: { token: '', clientId: agent.id, scopes: [], extra: { caller } },
-    });
-    const stream = req.method === 'GET' && response.status === 200;
-    if (stream) sessions.streamOpened(session);
     try {
-      await pipe(response, res);
+      const caller: McpCaller = { agent, headerPolicyId, traceId: named ?? session.id, sessionId: session.id };
+      const response = await session.handle(toWebRequest(req), body, caller);
+      const stream = req.method === 'GET' && response.status === 200;
+      if (stream) sessions.streamOpened(session);
+      try {
+        await pipe(response, res);
+      } finally {
+        if (stream) sessions.streamClosed(session);
+      }
     } finally {
-      if (stream) sessions.streamClosed(session);
+      session.leave();
     }
   }
 
@@ -203,7 +203,12 @@ async function pipe(response: Response, res: ServerResponse): Promise<void> {
     res.end();
     return;
   }
+  // The headers, an answer ready at once and the end of the stream go out in one write; a stream's headers within a turn.
+  res.cork();
   res.flushHeaders();
+  setImmediate(() => {
+    if (!res.writableEnded) res.uncork();
+  });
   const reader = response.body.getReader();
   const gone = () => void reader.cancel().catch(() => undefined);
   res.once('close', gone);

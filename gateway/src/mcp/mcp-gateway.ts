@@ -12,6 +12,7 @@ import { McpMetrics } from './mcp-metrics.js';
 import { policyToolName } from './names.js';
 import { type ActivityStore, SessionActivity } from './session-activity.js';
 import { SessionIds } from './session-ids.js';
+import type { SessionLimits } from './sessions.js';
 import type { UpstreamLog } from './upstream.js';
 
 export interface McpGatewayOptions {
@@ -22,6 +23,8 @@ export interface McpGatewayOptions {
   sessionStore: ActivityStore;
   /** mcp.session_idle_s, in ms: a session unused this long has ended. */
   sessionIdleMs: number;
+  /** limits.mcp_sessions and limits.mcp_sessions_per_agent: sessions one node holds. */
+  sessionLimits: SessionLimits;
   log?: UpstreamLog & Partial<ErrorLog>;
 }
 
@@ -50,7 +53,7 @@ export class McpGateway {
 
   private load(): Promise<McpEngine> {
     this.engine ??= import('./mcp-engine.js').then((m) => {
-      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.activity, this.opts.log);
+      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.activity, this.opts.sessionLimits, this.opts.log);
       if (this.closed) void this.loaded.sessions.close();
       return this.loaded;
     });
@@ -67,6 +70,11 @@ export class McpGateway {
   /** MCP sessions this node holds. */
   get sessionCount(): number {
     return this.loaded?.sessions.size ?? 0;
+  }
+
+  /** Those of them holding their SDK objects (in use, or among the most recently used). */
+  get builtSessionCount(): number {
+    return this.loaded?.sessions.builtCount ?? 0;
   }
 
   /**

@@ -24,7 +24,13 @@ export class SessionIds {
     const expected = Buffer.from(this.sign(nonce!, version!, agentId));
     const given = Buffer.from(signature!);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
-    return { protocolVersion: `${version!.slice(0, 4)}-${version!.slice(4, 6)}-${version!.slice(6)}` };
+    return { protocolVersion: SessionIds.protocolVersionOf(id) };
+  }
+
+  /** The protocol version an id (already verified) names. */
+  static protocolVersionOf(id: string): string {
+    const version = id.split('.')[1] ?? '';
+    return `${version.slice(0, 4)}-${version.slice(4, 6)}-${version.slice(6)}`;
   }
 
   private sign(nonce: string, version: string, agentId: string): string {

@@ -1,0 +1,283 @@
+// One MCP session on this node. Between requests a session is a small record (id, agent, last use: a few hundred bytes);
+// the MCP SDK's Server and Streamable HTTP transport (several KB) exist only while the session is in use or among the
+// most recently used, and are rebuilt by replaying the handshake when it is used again, as a node that never held the
+// session re-creates it from its id. JSON-RPC ids of the requests in flight are held here: the SDK keys its answer
+// streams by id, so a repeated id would take over the first request's stream and that request would never be answered.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { VERSION } from '../version.js';
+import type { Federation } from './federation.js';
+import { SessionIds } from './session-ids.js';
+import type { McpCaller } from './tool-call.js';
+
+/** The address the transport sees on requests this node makes to itself (re-creating a session). */
+const SELF_URL = 'http://agentgw.internal/mcp';
+
+type RequestId = string | number;
+type Extra = RequestHandlerExtra<never, never>;
+
+// The SDK's Server builds its own Ajv (about 20 KB and 1 ms) for elicitation answers unless given one; /mcp sends no
+// elicitation of its own, so every session shares one, built if ever needed.
+let ajv: AjvJsonSchemaValidator | undefined;
+const sharedValidator: jsonSchemaValidator = { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+
+/** The caller of one request, as the /mcp front handed it to the transport. */
+function callerOf(extra: { authInfo?: { extra?: Record<string, unknown> } }): McpCaller {
+  const caller = extra.authInfo?.extra?.caller as McpCaller | undefined;
+  if (!caller) throw new Error('an /mcp request reached a handler without its caller');
+  return caller;
+}
+
+/** What the registry of sessions (sessions.ts) does for a session. */
+export interface SessionOwner {
+  readonly federation: Federation;
+  /** The session has nothing in flight on this node: it may lose its SDK objects. */
+  idle(s: McpSession): void;
+  /** The session is in use again. */
+  busy(s: McpSession): void;
+  /** Its client ended it (DELETE). */
+  deleted(s: McpSession): void;
+}
+
+/** The SDK objects of a session in use: a Server with the federated handlers, connected to its own transport. */
+export class SessionProtocol {
+  readonly server: Server;
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  /** The caller of the latest request: whose policies decide what notifications say. */
+  caller: McpCaller | undefined;
+  /** What the session was last shown (tool names; servers whose resources and prompts it sees). */
+  told: { tools?: string | null; servers?: string | null } = {};
+  /** JSON-RPC ids of requests handed to the transport and not answered yet. */
+  readonly pending = new Set<RequestId>();
+
+  constructor(
+    readonly id: string,
+    federation: Federation,
+    onSettled: () => void,
+    onDeleted: () => void,
+  ) {
+    this.server = new Server(
+      { name: 'agentgw', version: VERSION },
+      {
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+        jsonSchemaValidator: sharedValidator,
+      },
+    );
+    const s = this.server;
+    s.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
+      const result = await federation.listTools(callerOf(extra));
+      this.told.tools = result.tools.map((t) => t.name).sort().join('\n');
+      return result;
+    });
+    s.setRequestHandler(CallToolRequestSchema, (req, extra) => federation.callTool(callerOf(extra), req.params, (extra as Extra).signal));
+    s.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => {
+      const caller = callerOf(extra);
+      this.told.servers = federation.visibleServers(caller);
+      return federation.listResources(caller);
+    });
+    s.setRequestHandler(ListResourceTemplatesRequestSchema, (_req, extra) => federation.listResourceTemplates(callerOf(extra)));
+    s.setRequestHandler(ReadResourceRequestSchema, (req, extra) => federation.readResource(callerOf(extra), req.params.uri, extra.signal));
+    s.setRequestHandler(ListPromptsRequestSchema, async (_req, extra) => {
+      const caller = callerOf(extra);
+      this.told.servers = federation.visibleServers(caller);
+      return federation.listPrompts(caller);
+    });
+    s.setRequestHandler(GetPromptRequestSchema, (req, extra) => federation.getPrompt(callerOf(extra), req.params.name, req.params.arguments, extra.signal));
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessionclosed: onDeleted,
+    });
+    // An answer sent (or dropped because its stream is gone) settles its id; a request cancelled is settled by the front.
+    const send = transport.send.bind(transport);
+    transport.send = async (message: JSONRPCMessage, options) => {
+      try {
+        await send(message, options);
+      } finally {
+        const answered = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
+        if (answered !== undefined && this.pending.delete(answered)) onSettled();
+      }
+    };
+    this.transport = transport;
+  }
+
+  /** Connects the server to its transport and, for a session made earlier, replays its initialisation. */
+  async open(replayVersion?: string): Promise<void> {
+    await this.server.connect(this.transport);
+    if (replayVersion === undefined) return;
+    const headers = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+    const init = {
+      jsonrpc: '2.0' as const,
+      id: 'agentgw-restore',
+      method: 'initialize',
+      params: { protocolVersion: replayVersion, capabilities: {}, clientInfo: { name: 'agentgw-restored-session', version: VERSION } },
+    };
+    const initialized = { jsonrpc: '2.0' as const, method: 'notifications/initialized' };
+    const withSession = { ...headers, 'mcp-session-id': this.id, 'mcp-protocol-version': replayVersion };
+    for (const [h, body] of [[headers, init], [withSession, initialized]] as const) {
+      const res = await this.transport.handleRequest(new Request(SELF_URL, { method: 'POST', headers: h }), { parsedBody: body });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`re-creating MCP session failed: ${res.status} ${text.slice(0, 200)}`);
+    }
+  }
+
+  close(): void {
+    this.pending.clear();
+    void this.server.close().catch(() => undefined);
+  }
+}
+
+export class McpSession {
+  lastSeen = Date.now();
+  /** Notification (GET) streams open on this node. */
+  streams = 0;
+  /** HTTP requests of this session being answered on this node. */
+  private exchanges = 0;
+  private live: SessionProtocol | undefined;
+  private waking: Promise<SessionProtocol> | undefined;
+  ended = false;
+
+  constructor(
+    readonly id: string,
+    readonly agentId: string,
+    private readonly owner: SessionOwner,
+  ) {}
+
+  /** The SDK objects, while the session holds them. */
+  get protocol(): SessionProtocol | undefined {
+    return this.live;
+  }
+
+  /** Something of the session is under way on this node: an HTTP request, an unanswered JSON-RPC request, a rebuild. */
+  get busy(): boolean {
+    return this.exchanges > 0 || (this.live !== undefined && this.live.pending.size > 0) || this.waking !== undefined;
+  }
+
+  /** An HTTP request of the session starts; leave() when its answer has ended. */
+  enter(): void {
+    if (this.exchanges++ === 0) this.owner.busy(this);
+  }
+
+  leave(): void {
+    this.exchanges--;
+    this.settled();
+  }
+
+  /** A new session: its SDK objects are made now and see the client's own initialize. */
+  async start(): Promise<void> {
+    const p = this.build();
+    this.live = p;
+    await p.open();
+  }
+
+  /**
+   * Hands one HTTP request to the session's transport (rebuilding it first when the session was put down). A POST that
+   * repeats the id of a request still in flight, or an id twice, is refused at once with a JSON-RPC error.
+   */
+  async handle(request: Request, body: unknown, caller: McpCaller): Promise<Response> {
+    if (this.ended) return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }, { status: 404 });
+    const p = this.live ?? (await this.wake());
+    p.caller = caller;
+    const { ids, cancelled } = idsOf(body);
+    const repeated = ids.find((id, i) => p.pending.has(id) || ids.indexOf(id) !== i);
+    if (repeated !== undefined) {
+      const message = `Invalid Request: id ${JSON.stringify(repeated)} is already used by a request in flight in this session; give each request its own id.`;
+      return Response.json({ jsonrpc: '2.0', error: { code: -32600, message }, id: null }, { status: 400 });
+    }
+    for (const id of ids) p.pending.add(id);
+    let response: Response;
+    try {
+      response = await p.transport.handleRequest(request, { parsedBody: body, authInfo: { token: '', clientId: this.agentId, scopes: [], extra: { caller } } });
+    } catch (e) {
+      this.settle(p, ids);
+      throw e;
+    }
+    // Not taken (refused before dispatch): no answer will come for these ids. A cancelled request gets no answer either.
+    if (response.status !== 200) this.settle(p, ids);
+    this.settle(p, cancelled.filter((id) => !ids.includes(id)));
+    return response;
+  }
+
+  /** Drops the SDK objects (streams still open end); the session goes on and is rebuilt on its next request. */
+  putDown(): void {
+    const p = this.live;
+    // Idle, nothing is attached to them (no stream, no timer): closing would only build the SDK's "Connection closed" error.
+    if (p && this.busy) p.close();
+    this.live = undefined;
+  }
+
+  /** The session has ended on this node: a request with its id gets 404 from now on. */
+  end(): void {
+    this.ended = true;
+    this.putDown();
+  }
+
+  private settle(p: SessionProtocol, ids: readonly RequestId[]): void {
+    let changed = false;
+    for (const id of ids) changed = p.pending.delete(id) || changed;
+    if (changed) this.settled();
+  }
+
+  private settled(): void {
+    if (!this.busy) this.owner.idle(this);
+  }
+
+  private build(): SessionProtocol {
+    return new SessionProtocol(
+      this.id,
+      this.owner.federation,
+      () => this.settled(),
+      () => this.owner.deleted(this),
+    );
+  }
+
+  /** Rebuilds the SDK objects; concurrent requests of the session share one rebuild. */
+  private wake(): Promise<SessionProtocol> {
+    this.waking ??= (async () => {
+      const p = this.build();
+      try {
+        await p.open(SessionIds.protocolVersionOf(this.id));
+      } catch (e) {
+        p.close();
+        throw e;
+      }
+      // Ended meanwhile: the closed transport answers 404 as for any ended session.
+      if (this.ended) p.close();
+      else this.live = p;
+      return p;
+    })().finally(() => {
+      this.waking = undefined;
+    });
+    return this.waking;
+  }
+}
+
+/** The ids of the JSON-RPC requests in a POST body (one message or a batch), and those a cancellation names. */
+function idsOf(body: unknown): { ids: RequestId[]; cancelled: RequestId[] } {
+  const ids: RequestId[] = [];
+  const cancelled: RequestId[] = [];
+  for (const m of Array.isArray(body) ? body : [body]) {
+    if (typeof m !== 'object' || m === null || typeof (m as { method?: unknown }).method !== 'string') continue;
+    const { id, method, params } = m as { id?: unknown; method: string; params?: { requestId?: unknown } };
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
+    else if (method === 'notifications/cancelled') {
+      const target = params?.requestId;
+      if (typeof target === 'string' || typeof target === 'number') cancelled.push(target);
+    }
+  }
+  return { ids, cancelled };
+}
