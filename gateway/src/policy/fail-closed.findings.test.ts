@@ -163,3 +163,13 @@ describe('a body that repeats a key is forwarded as the checks read it, never as
     expect(d.upstream.lastRaw()).not.toContain(EMAIL);
   });
 });
+
+test('count_tokens: a case variant of a defined member is a 400 too', async () => {
+  const res = await fetch(`${harness.gw.url}/v1/messages/count_tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': keys.cap! },
+    body: JSON.stringify({ model: route('messages native').model, messages: [{ role: 'user', content: 'hi', Content: EMAIL }] }),
+  });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+});

@@ -9,6 +9,7 @@ import { ClientAbort } from '../../client-abort.js';
 import { planFor } from '../../admission.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, sendJson } from '../../exchange.js';
+import { checkKeyCase } from '../../key-case.js';
 import { parseBody } from '../../parse-body.js';
 import { checkBodyAnthropicBeta } from '../../anthropic-betas.js';
 import { anthropicClientHeaders } from './messages.js';
@@ -36,6 +37,7 @@ async function countAgainstRpm(dp: DataPlane, agentId: string, rpm: number): Pro
 export async function countTokens(dp: DataPlane, ex: Exchange, rawBody: unknown, query: string): Promise<void> {
   const ctx = ex.ctx;
   const parsed = parseBody(CountTokensRequest, rawBody);
+  checkKeyCase(parsed);
   checkBodyAnthropicBeta(parsed, dp.anthropicBetas);
   ctx.model = parsed.model;
   const plan = planFor(dp, ctx, parsed.model);
