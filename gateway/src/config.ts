@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { PriceOverrides } from './accounting/prices.js';
+import { DEFAULT_REDIS_BREAKER_FAILURES, DEFAULT_REDIS_TIMEOUT_MS } from './accounting/counters/spec.js';
 import { ProviderConfig } from './providers/config.js';
 import { McpServersConfig } from './mcp/mcp-config.js';
 import { DEFAULT_PII_SCAN_BYTES } from './policy/pii/scan-budget.js';
@@ -45,14 +46,18 @@ export const GatewayConfig = z.strictObject({
       keep_alive_timeout_s: z.int().min(1).max(3600).default(72),
       /** Client connections one node accepts at once; more are closed at once (clients retry). */
       max_connections: z.int().min(1).max(1_000_000).default(4096),
+      /** The deadline of every database call (waiting for a connection, then its statements); past it, 503 store_unavailable. */
+      db_timeout_ms: z.int().min(100).max(600_000).default(5000),
+      /** The longest wait for one Redis counters command; past it the request that needs it is 503 store_unavailable. */
+      redis_timeout_ms: z.int().min(10).max(60_000).default(DEFAULT_REDIS_TIMEOUT_MS),
+      /** Redis failures in a row (timeouts, a lost connection) after which requests that need counters are refused at once for a second. */
+      redis_breaker_failures: z.int().min(1).max(1000).default(DEFAULT_REDIS_BREAKER_FAILURES),
       /** MCP sessions one node holds; past it the longest unused ends (its id is then a 404 and the client starts anew). */
       mcp_sessions: z.int().min(1).max(10_000_000).default(10_000),
       /** The same for one agent's sessions on one node. */
       mcp_sessions_per_agent: z.int().min(1).max(10_000_000).default(1000),
       /** The UTF-8 bytes of text a request's PII rules may read; past it, 413 body_too_large (only when a policy scans). */
       pii_scan_bytes: z.int().min(1024).default(DEFAULT_PII_SCAN_BYTES),
-      /** The deadline of every database call (waiting for a connection, then its statements); past it, 503 store_unavailable. */
-      db_timeout_ms: z.int().min(100).max(600_000).default(5000),
     })
     .superRefine((l, ctx) => {
       if (l.body_mb !== undefined && l.gateway_body_bytes !== undefined) {

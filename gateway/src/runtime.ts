@@ -2,7 +2,9 @@ import type { GatewayConfig } from './config.js';
 import type { Spend } from './contract/index.js';
 import { type BudgetFields, effectiveDailyLimit, nextUtcDayStart, nextUtcMonthStart, utcDayKey, utcMonthKey } from './accounting/budget-window.js';
 import { createCounters } from './accounting/counters/create-counters.js';
-import { CountersUnavailableError, type Counters, type SeedRows } from './accounting/counters/spec.js';
+import { StoreNodeRegistry } from './accounting/counters/node-registry.js';
+import { DEFAULT_REDIS_PREFIX } from './accounting/counters/redis-keys.js';
+import { CountersUnavailableError, type Counters, type SeedRows, type UsageGate } from './accounting/counters/spec.js';
 import { PriceTable } from './accounting/prices.js';
 import { UsageWriter } from './accounting/usage-writer.js';
 import { openUsageJournal, registerJournalMetrics } from './accounting/usage-journal.js';
@@ -65,9 +67,18 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     const router = new Router(providers, config.models);
     // Counters (issue 23): a Redis that lost its state rebuilds from the usage rows, this node's queued rows written first.
     let flushUsage: () => Promise<void> = async () => undefined;
+    // Redis counters: the nodes sharing them (after Redis loses its state each puts back its holds before a budgeted
+    // request passes), and the usage writer, whose rows they hold back while they are rebuilt.
+    let usageGate: UsageGate | undefined;
+    const redisPrefix = (config.counters.kind === 'redis' ? config.counters.prefix : undefined) ?? opts.redisPrefix;
+    const nodes = config.counters.kind === 'redis' ? new StoreNodeRegistry(store, redisPrefix ?? DEFAULT_REDIS_PREFIX) : undefined;
+    if (nodes) {
+      await nodes.start();
+      opened.push(() => nodes.stop());
+    }
     const counters: Counters = await createCounters({
       redisUrl: config.counters.kind === 'redis' ? config.counters.url : undefined,
-      prefix: (config.counters.kind === 'redis' ? config.counters.prefix : undefined) ?? opts.redisPrefix,
+      prefix: redisPrefix,
       loadSeed: async () => {
         await Promise.race([flushUsage().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
         return readSeedRows(store);
@@ -79,11 +90,15 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
         return store.traceSpend(traceId.slice(0, colon), traceId.slice(colon + 1));
       },
       traceIdleMs: positiveSeconds(env.AGENTGW_TRACE_IDLE_SECONDS),
+      nodes,
+      usage: () => usageGate,
+      commandTimeoutMs: config.limits.redis_timeout_ms,
+      breakerFailures: config.limits.redis_breaker_failures,
       log: opts.log,
     });
     opened.push(() => counters.close());
     // Usage journal (issue 23): rows a stopped node left in it go to the database first, so the counters seeded next include them.
-    const journal = await openUsageJournal(config, store, opts.log);
+    const journal = await openUsageJournal(config, store, opts.log, counters.tracker);
     opened.push(() => journal.close());
     await seedCounters(store, counters, opts.log);
     const retention = startResponseRetention(store, { retentionDays: config.responses.retention_days, log: opts.log });
@@ -92,6 +107,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     let lastUsageError = 0;
     const usage = new UsageWriter(store, {
       journal,
+      tracker: counters.tracker,
       onError: (err) => {
         // A store that is down fails every flush: one line per half minute says so.
         if (Date.now() - lastUsageError < 30_000) return;
@@ -114,6 +130,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     opened.push(() => mcp.close());
     dataPlane.piiScanBytes = config.limits.pii_scan_bytes;
     flushUsage = () => usage.flush(); // counters: see loadSeed above
+    usageGate = usage;
 
     const runtime: Runtime = {
       version: VERSION,

@@ -22,6 +22,8 @@ describe('agentgw serve --help', () => {
       max_connections: limits.max_connections,
       pii_scan_bytes: limits.pii_scan_bytes,
       db_timeout_ms: limits.db_timeout_ms,
+      redis_timeout_ms: limits.redis_timeout_ms,
+      redis_breaker_failures: limits.redis_breaker_failures,
       mcp_sessions: limits.mcp_sessions,
       mcp_sessions_per_agent: limits.mcp_sessions_per_agent,
       session_idle_s: mcp.session_idle_s,

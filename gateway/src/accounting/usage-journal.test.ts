@@ -121,7 +121,7 @@ describe('UsageJournal', () => {
 
     const next = open();
     const result = await next.replay(store);
-    expect(result).toEqual({ rows: 7, segments: 1, skipped: 0, rejected: 0 });
+    expect(result).toEqual({ rows: 7, segments: 1, skipped: 0, rejected: 0, settled: 0 });
     expect([...rows.keys()].sort()).toEqual(sent.map((r) => r.request_id).sort());
     expect(rows.get(sent[6]!.request_id)).toEqual(sent[6]);
     // The dead node's files and lock are gone; the new node's lock remains.
@@ -271,6 +271,108 @@ describe('UsageWriter with a journal', () => {
     expect([...rows.keys()].sort()).toEqual(sent.map((r) => r.request_id).sort());
     await next.close();
   }, 10_000);
+});
+
+describe('UsageWriter with a journal and the Redis counters', () => {
+  /** A tracker as the Redis counters give it: each request's settle resolves when the test says so. */
+  function tracker() {
+    const pending = new Map<string, () => void>();
+    const replayed: Array<{ reservationId: string; cost: number }> = [];
+    const forgotten: string[] = [];
+    return {
+      pending,
+      replayed,
+      forgotten,
+      track(requestId: string) {
+        let settle!: () => void;
+        const settled = new Promise<void>((r) => (settle = r));
+        pending.set(requestId, settle);
+        return { reservationId: `${requestId}.ticket`, marker: requestId, settled };
+      },
+      async replaySettle(reservationId: string, cost: number) {
+        replayed.push({ reservationId, cost });
+      },
+      forget(markers: readonly string[]) {
+        forgotten.push(...markers);
+      },
+    };
+  }
+
+  test('a row stays in the journal until both the database has it and its settle reached the counters; then its marker is forgotten', async () => {
+    const { store, rows } = fakeStore();
+    const t = tracker();
+    const journal = open({ tracker: t });
+    const writer = new UsageWriter(store, { journal, flushMs: 10_000, tracker: t });
+    const r = row();
+    await writer.add(r);
+    // The reservation is journaled with the row; the database gets the row alone.
+    expect(readFileSync(join(dir, segments()[0]!), 'utf8')).toContain(`"agentgw_reservation":"${r.request_id}.ticket"`);
+    await writer.flush();
+    expect(rows.get(r.request_id)).toEqual(r);
+    expect(segments()).toHaveLength(1);
+    t.pending.get(r.request_id)!();
+    await new Promise((res) => setTimeout(res, 10));
+    expect(segments()).toEqual([]);
+    expect(t.forgotten).toEqual([r.request_id]);
+    await writer.close();
+  });
+
+  test('a node that died before its settles: the next start inserts the rows, then settles their reservations', async () => {
+    const { store, rows } = fakeStore();
+    const t = tracker();
+    const dead = open({ tracker: t });
+    const writer = new UsageWriter(store, { journal: dead, flushMs: 10_000, tracker: t });
+    const [a, b] = [row({ cost: 0.5 }), row({ cost: 0.25 })];
+    await writer.add(a);
+    await writer.add(b);
+    await writer.flush();
+    dead.abandon();
+    const next = open({ tracker: t });
+    const result = await next.replay(store);
+    expect(result).toMatchObject({ rows: 2, settled: 2 });
+    expect(t.replayed).toEqual([
+      { reservationId: `${a.request_id}.ticket`, cost: 0.5 },
+      { reservationId: `${b.request_id}.ticket`, cost: 0.25 },
+    ]);
+    expect(rows.get(a.request_id)).toEqual(a);
+    await next.close();
+  });
+
+  test('no row goes to the database before its journal line is in the file (a crash between would leave it unsettled)', async () => {
+    const { store } = fakeStore();
+    const journal = open();
+    const lines: number[] = [];
+    const insert = store.insertUsage.bind(store);
+    store.insertUsage = async (batch) => {
+      lines.push(segments().length ? linesOf(segments()[0]!).length : 0);
+      await insert(batch);
+    };
+    const writer = new UsageWriter(store, { journal, batchSize: 2, flushMs: 10_000 });
+    // A full batch in one turn: its insert waits for the end of the turn, when the journal writes.
+    void writer.add(row());
+    void writer.add(row());
+    await writer.flush();
+    expect(lines).toEqual([2]);
+    await writer.close();
+  });
+
+  test('hold(): the rows queued so far are written, later ones wait until resume()', async () => {
+    const { store, rows } = fakeStore();
+    const writer = new UsageWriter(store, { journal: open(), flushMs: 10, batchSize: 2 });
+    const before = [row(), row(), row()];
+    for (const r of before) await writer.add(r);
+    await writer.hold();
+    expect([...rows.keys()]).toEqual(before.map((r) => r.request_id));
+    const after = [row(), row(), row()];
+    for (const r of after) await writer.add(r);
+    await writer.flush();
+    await new Promise((res) => setTimeout(res, 50));
+    expect(rows.size).toBe(3);
+    writer.resume();
+    await writer.flush();
+    expect(rows.size).toBe(6);
+    await writer.close();
+  });
 });
 
 describe('a gateway restarted after a crash', () => {

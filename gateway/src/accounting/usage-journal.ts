@@ -9,6 +9,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { GatewayConfig } from '../config.js';
 import { type AgentgwError, storeUnavailableError } from '../contract/index.js';
 import type { Store, UsageRecord } from '../storage/store.js';
+import type { SettleTracker } from './counters/spec.js';
 
 export interface JournalLog {
   warn: (obj: object, msg: string) => void;
@@ -29,6 +30,14 @@ export interface UsageJournalOptions {
   /** ...or this age, so that the rows the database took leave the disk soon. */
   segmentMs?: number;
   log?: JournalLog;
+  /** The Redis counters: settles of the reservations found with replayed rows, markers forgotten with deleted segments. */
+  tracker?: Pick<SettleTracker, 'replaySettle' | 'forget'>;
+}
+
+/** A row's reservation, journaled with it while its settle has not reached the counters (see SettleTracker.track). */
+export interface JournalLink {
+  reservationId: string;
+  marker: string | undefined;
 }
 
 /** Where a row was journaled: the usage writer hands it back once the database has the row. */
@@ -46,8 +55,10 @@ interface Segment {
   size: number;
   /** Bytes written to the file. */
   written: number;
-  /** Rows in it the database does not have yet. */
+  /** Rows in it the database does not have yet, and rows whose settles have not reached the counters. */
   outstanding: number;
+  /** Markers of the rows' settles (see JournalLink), forgotten once the segment is deleted. */
+  markers: string[];
   sealed: boolean;
   deleted: boolean;
   readonly openedAt: number;
@@ -61,6 +72,8 @@ export interface ReplayResult {
   segments: number;
   /** Lines left out: a last line cut short by the crash, or a line that is no usage row. */
   skipped: number;
+  /** Rows whose settles had not reached the counters, settled now. */
+  settled: number;
   /** Rows the database refused while it took others (kept in usage-journal.rejected.jsonl). */
   rejected: number;
 }
@@ -88,6 +101,7 @@ export class UsageJournal {
   private readonly segmentMs: number;
   private readonly log: JournalLog;
   private readonly lockPath: string;
+  private readonly tracker: UsageJournalOptions['tracker'];
 
   /** Live segments, oldest first; the last one is being written when `active` is set. */
   private segments: Segment[] = [];
@@ -118,6 +132,7 @@ export class UsageJournal {
     this.segmentBytes = opts.segmentBytes ?? Math.min(8 * 1024 * 1024, Math.max(64 * 1024, Math.floor(this.maxBytes / 16)));
     this.segmentMs = opts.segmentMs ?? 2_000;
     this.log = opts.log ?? NOOP_LOG;
+    this.tracker = opts.tracker;
     this.nodeId = `${process.pid.toString(36)}${randomBytes(4).toString('hex')}`;
     this.lockPath = join(this.dir, `${PREFIX}.${this.storeId}.${this.nodeId}.lock`);
   }
@@ -160,9 +175,12 @@ export class UsageJournal {
    * Appends a row. It reaches the file at the end of this event-loop turn, with every row appended in the turn, in one
    * write: `written()` resolves then. Returns where the row is, to be handed back to `committed` once the database has it.
    */
-  append(record: UsageRecord): JournalTicket {
-    const line = `${JSON.stringify(record)}\n`;
+  append(record: UsageRecord, link?: JournalLink): JournalTicket {
+    const json = JSON.stringify(record);
+    // The reservation goes with the row (read back by a replay, left out of what the database gets).
+    const line = link ? `${json.slice(0, -1)},"${RESERVATION_FIELD}":${JSON.stringify(link.reservationId)}}\n` : `${json}\n`;
     const seg = this.active ?? this.openSegment();
+    if (link?.marker !== undefined) seg.markers.push(link.marker);
     const bytes = Buffer.byteLength(line);
     const ticket: JournalTicket = { segment: seg, offset: seg.size };
     seg.size += bytes;
@@ -237,7 +255,7 @@ export class UsageJournal {
     const seq = this.nextSeq++;
     const path = join(this.dir, `${PREFIX}.${this.storeId}.${this.nodeId}.${String(seq).padStart(8, '0')}.jsonl`);
     const fd = openSync(path, 'w');
-    const seg: Segment = { seq, path, fd, size: 0, written: 0, outstanding: 0, sealed: false, deleted: false, openedAt: Date.now(), dirty: false, syncing: null };
+    const seg: Segment = { seq, path, fd, size: 0, written: 0, outstanding: 0, markers: [], sealed: false, deleted: false, openedAt: Date.now(), dirty: false, syncing: null };
     this.segments.push(seg);
     this.active = seg;
     return seg;
@@ -280,6 +298,7 @@ export class UsageJournal {
     }
     this.segments.splice(this.segments.indexOf(seg), 1);
     this.liveBytes -= seg.size;
+    if (seg.markers.length > 0) this.tracker?.forget(seg.markers);
     this.checkLevel();
   }
 
@@ -293,6 +312,18 @@ export class UsageJournal {
       // A segment still being written is cut once its buffered rows are written (see writeNow).
       if (seg.outstanding === 0 && seg.written === seg.size) this.cut(seg);
     }
+  }
+
+  /** Keeps the row's segment until unhold() too: its settle has not reached the counters yet. */
+  hold(ticket: JournalTicket): void {
+    ticket.segment.outstanding++;
+  }
+
+  /** The row's settle reached the counters. */
+  unhold(ticket: JournalTicket): void {
+    const seg = ticket.segment;
+    seg.outstanding--;
+    if (seg.outstanding === 0 && seg.written === seg.size && !this.closed) this.cut(seg);
   }
 
   private checkLevel(): void {
@@ -353,7 +384,7 @@ export class UsageJournal {
         const nl = buf.indexOf(10, pos);
         if (nl === -1 || nl >= got) break;
         const ticket: JournalTicket = { segment, offset: offset + pos };
-        const record = parseRow(buf.toString('utf8', pos, nl));
+        const record = parseRow(buf.toString('utf8', pos, nl))?.record ?? null;
         pos = nl + 1;
         if (record) rows.push({ record, ticket });
         else {
@@ -425,9 +456,10 @@ export class UsageJournal {
    * was away), then deletes them. Rows the database already has are skipped by the insert (ON CONFLICT DO NOTHING).
    */
   async replay(store: Store): Promise<ReplayResult> {
-    const result: ReplayResult = { rows: 0, segments: 0, skipped: 0, rejected: 0 };
+    const result: ReplayResult = { rows: 0, segments: 0, skipped: 0, rejected: 0, settled: 0 };
     const orphans = orphanSegments(this.dir, this.storeId, this.nodeId);
     for (const [node, files] of orphans) {
+      const unsettled: Array<{ reservationId: string; cost: number }> = [];
       for (const file of files) {
         const path = join(this.dir, file);
         let text: string;
@@ -437,12 +469,15 @@ export class UsageJournal {
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // another node replayed it meanwhile
           throw err;
         }
-        const { rows, skipped } = parseSegment(text);
+        const { rows, skipped, links } = parseSegment(text);
         result.skipped += skipped;
         for (let i = 0; i < rows.length; i += REPLAY_BATCH) result.rejected += await insertReplayed(store, rows.slice(i, i + REPLAY_BATCH), this.dir, this.log);
         result.rows += rows.length;
         result.segments++;
+        unsettled.push(...links);
       }
+      // Rows whose settles may not have reached the counters: settled now (a settle that did reach them does nothing).
+      result.settled += await this.replaySettles(unsettled);
       // Every row of the node is in the database now: its files go.
       for (const file of files) removeQuietly(join(this.dir, file));
       removeQuietly(join(this.dir, `${PREFIX}.${this.storeId}.${node}.lock`));
@@ -451,26 +486,48 @@ export class UsageJournal {
     return result;
   }
 
+  /** Settles the reservations found with replayed rows; a counter store that fails is reported, and the rest go on. */
+  private async replaySettles(links: ReadonlyArray<{ reservationId: string; cost: number }>): Promise<number> {
+    const tracker = this.tracker;
+    if (!tracker || links.length === 0) return 0;
+    let failed = 0;
+    let lastErr: unknown;
+    for (const { reservationId, cost } of links) {
+      await tracker.replaySettle(reservationId, cost).catch((err: unknown) => {
+        failed++;
+        lastErr = err;
+      });
+    }
+    if (failed > 0) this.log.warn({ err: lastErr, failed }, 'settling replayed usage rows in the counters failed; their spend is raised to the usage rows once the counters answer');
+    return links.length - failed;
+  }
+
   /** The files of this node's live segments, oldest first. */
   get segmentPaths(): string[] {
     return this.segments.map((s) => s.path);
   }
 }
 
-/** A line of the journal as a usage row, or null when it is none (a line cut short by a crash). */
-function parseRow(line: string): UsageRecord | null {
+/** The member of a journal line that carries the row's reservation (never a column of the database). */
+const RESERVATION_FIELD = 'agentgw_reservation';
+
+/** A line of the journal as a usage row and its reservation, or null when it is none (a line cut short by a crash). */
+function parseRow(line: string): { record: UsageRecord; reservationId: string | undefined } | null {
   if (line.length === 0) return null;
   try {
-    const r = JSON.parse(line) as UsageRecord;
-    return r && typeof r === 'object' && typeof r.request_id === 'string' && typeof r.agent_id === 'string' && typeof r.started_at === 'string' ? r : null;
+    const r = JSON.parse(line) as UsageRecord & { [RESERVATION_FIELD]?: unknown };
+    if (!r || typeof r !== 'object' || typeof r.request_id !== 'string' || typeof r.agent_id !== 'string' || typeof r.started_at !== 'string') return null;
+    const { [RESERVATION_FIELD]: reservation, ...record } = r;
+    return { record, reservationId: typeof reservation === 'string' ? reservation : undefined };
   } catch {
     return null;
   }
 }
 
-/** A segment's rows; a last line without its newline counts only when it is a whole row. */
-export function parseSegment(text: string): { rows: UsageRecord[]; skipped: number } {
+/** A segment's rows, and the reservations journaled with them; a last line without its newline counts only when it is a whole row. */
+export function parseSegment(text: string): { rows: UsageRecord[]; skipped: number; links: Array<{ reservationId: string; cost: number }> } {
   const rows: UsageRecord[] = [];
+  const links: Array<{ reservationId: string; cost: number }> = [];
   let skipped = 0;
   let pos = 0;
   while (pos < text.length) {
@@ -479,10 +536,14 @@ export function parseSegment(text: string): { rows: UsageRecord[]; skipped: numb
     pos = nl === -1 ? text.length : nl + 1;
     if (line.length === 0) continue;
     const r = parseRow(line);
-    if (r) rows.push(r);
-    else skipped++;
+    if (!r) {
+      skipped++;
+      continue;
+    }
+    rows.push(r.record);
+    if (r.reservationId !== undefined) links.push({ reservationId: r.reservationId, cost: r.record.cost });
   }
-  return { rows, skipped };
+  return { rows, skipped, links };
 }
 
 /** Segments of nodes that are gone, written for this database: node id -> file names in order. */
@@ -582,13 +643,19 @@ export async function journalStoreId(store: Pick<Store, 'initSetting'>): Promise
  * Opens this node's journal and replays what stopped nodes left behind, before anything reads spend from the database:
  * counters seeded afterwards include the replayed rows.
  */
-export async function openUsageJournal(config: Pick<GatewayConfig, 'journal' | 'storage'>, store: Store, log?: JournalLog & { info?: (obj: object, msg: string) => void }): Promise<UsageJournal> {
+export async function openUsageJournal(
+  config: Pick<GatewayConfig, 'journal' | 'storage'>,
+  store: Store,
+  log?: JournalLog & { info?: (obj: object, msg: string) => void },
+  tracker?: UsageJournalOptions['tracker'],
+): Promise<UsageJournal> {
   const journal = UsageJournal.open({
     dir: journalDir(config),
     storeId: await journalStoreId(store),
     fsyncMs: config.journal.fsync_ms,
     maxBytes: Math.round(config.journal.max_mb * 1024 * 1024),
     log,
+    tracker,
   });
   try {
     const replayed = await journal.replay(store);

@@ -1,5 +1,6 @@
 import type { Store, UsageRecord } from '../storage/store.js';
 import { isStoreUnavailableError } from '../storage/store-errors.js';
+import type { SettleTracker, UsageGate } from './counters/spec.js';
 import type { JournalTicket, UsageJournal } from './usage-journal.js';
 
 export interface UsageWriterOptions {
@@ -21,6 +22,11 @@ export interface UsageWriterOptions {
   maxQueuedRows?: number;
   /** Characters of captured bodies kept in memory at most, with a journal (default 64 Mi). */
   maxQueuedBodyChars?: number;
+  /**
+   * The Redis counters, with a journal: a row whose settle has not reached them is journaled with its reservation and
+   * kept in the journal until it has, so that a crash in between leaves it to the next start to settle.
+   */
+  tracker?: Pick<SettleTracker, 'track'>;
 }
 
 /** A queued record and where the journal has it. */
@@ -40,8 +46,10 @@ const PROBE_AFTER_REFUSALS = 3;
  * Writes usage records off the hot path in small batches. A failed batch stays queued and is retried;
  * `close()` writes everything still queued, so a SIGTERM loses nothing that was answered.
  */
-export class UsageWriter {
+export class UsageWriter implements UsageGate {
   private queue: Queued[] = [];
+  /** While the counters are rebuilt: rows still to write before later ones are held back (see hold); -1 when not held. */
+  private holdCutoff = -1;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly flushMs: number;
@@ -78,7 +86,12 @@ export class UsageWriter {
    */
   add(record: UsageRecord): Promise<void> {
     const journal = this.journal;
-    const ticket = journal?.append(record);
+    const link = journal ? this.opts.tracker?.track(record.request_id) : undefined;
+    const ticket = journal?.append(record, link);
+    if (ticket && link) {
+      journal!.hold(ticket);
+      void link.settled.then(() => journal!.unhold(ticket));
+    }
     if (ticket && (this.spilled > 0 || ((this.queue.length >= this.maxQueuedRows || this.queuedBodyChars >= this.maxQueuedBodyChars) && journal!.canSpill))) {
       // The queue is full (the store is away): the record stays in the journal alone until the queue has room again.
       if (this.spilled++ === 0) journal!.spillFrom(ticket);
@@ -118,7 +131,7 @@ export class UsageWriter {
     this.spilled = done ? 0 : Math.max(1, this.spilled - rows.length);
   }
 
-  /** Writes what is queued now; concurrent callers share one pass. */
+  /** Writes what is queued now (while held, up to where the hold began); concurrent callers share one pass. */
   flush(): Promise<void> {
     if (this.timer) {
       clearTimeout(this.timer);
@@ -126,19 +139,47 @@ export class UsageWriter {
     }
     this.flushing ??= this.drain().finally(() => {
       this.flushing = undefined;
-      if (this.pending > 0) this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+      if (this.pending > 0 && this.holdCutoff !== 0) this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
     });
     return this.flushing;
   }
 
+  /**
+   * While the Redis counters are rebuilt from the usage rows: writes the rows queued so far, and holds back those queued
+   * from now on until resume(), so the rebuild reads exactly the rows whose costs no later settle adds. Resolves once the
+   * rows queued so far are in the database.
+   */
+  async hold(): Promise<void> {
+    this.holdCutoff = this.queue.length + this.spilled;
+    while (this.holdCutoff > 0) {
+      await this.flush();
+      if (this.holdCutoff > 0) await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  resume(): void {
+    if (this.holdCutoff === -1) return;
+    this.holdCutoff = -1;
+    if (this.pending > 0) void this.flush();
+  }
+
+  /** Rows written: counted off the hold's cutoff. */
+  private wrote(rows: number): void {
+    if (this.holdCutoff > 0) this.holdCutoff = Math.max(0, this.holdCutoff - rows);
+  }
+
   private async drain(): Promise<void> {
-    for (this.refill(); this.queue.length > 0; this.refill()) {
-      const { batch, bodyChars } = this.nextBatch();
+    for (this.refill(); this.queue.length > 0 && this.holdCutoff !== 0; this.refill()) {
+      // A row goes to the database only once it is in the journal's file (the end of the turn it came in): else a crash
+      // in between would leave a row in the database that the journal never had, and so no settle for the counters.
+      await this.journal?.written();
+      const { batch, bodyChars } = this.nextBatch(this.holdCutoff > 0 ? this.holdCutoff : Number.POSITIVE_INFINITY);
       try {
         await this.store.insertUsage(batch.map((q) => q.record));
         this.failures = 0;
         this.queue.splice(0, batch.length);
         this.queuedBodyChars -= bodyChars;
+        this.wrote(batch.length);
         this.journal?.committed(batch.map((q) => q.ticket));
       } catch (err) {
         this.opts.onError?.(err);
@@ -184,14 +225,15 @@ export class UsageWriter {
       if (again !== true) this.opts.onDropped?.(record, again);
     }
     const done = this.queue.splice(0, settled);
+    this.wrote(done.length);
     for (const q of done) this.queuedBodyChars -= q.record.body?.length ?? 0;
     this.journal?.committed(done.map((q) => q.ticket));
     return true;
   }
 
   /** The rows at the head of the queue that make one insert: batchSize of them, fewer once their bodies reach batchBodyChars. */
-  private nextBatch(): { batch: Queued[]; bodyChars: number } {
-    const max = Math.min(this.batchSize, this.queue.length);
+  private nextBatch(limit: number): { batch: Queued[]; bodyChars: number } {
+    const max = Math.min(this.batchSize, this.queue.length, limit);
     let bodyChars = 0;
     let n = 0;
     while (n < max && (n === 0 || bodyChars < this.batchBodyChars)) bodyChars += this.queue[n++]!.record.body?.length ?? 0;
@@ -203,6 +245,7 @@ export class UsageWriter {
    * the store did not take stays in it for the next start.
    */
   async close(): Promise<void> {
+    this.resume();
     for (let attempt = 0; attempt < 20 && this.pending > 0; attempt++) {
       await this.flush();
       if (this.pending > 0) await new Promise((r) => setTimeout(r, 100));

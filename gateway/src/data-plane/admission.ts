@@ -61,6 +61,7 @@ export async function admit<B extends Record<string, unknown> & { model: string 
     targets: plan.priced,
     blockingPolicy: plan.blockingPolicy,
     agentId: ctx.agent.id,
+    requestId: ctx.requestId,
     traceKey: ctx.traceFromClient ? traceKey(ctx) : null,
     stoppedTraces: deps.snapshot.stoppedTraces,
     repeatScope: ctx.traceFromClient ? `t:${ctx.agent.id}:${ctx.traceId}` : `a:${ctx.agent.id}`,

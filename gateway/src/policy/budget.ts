@@ -50,6 +50,7 @@ function reserve(a: Admitting, daily: DailyLimits): Promise<ReserveResult> {
       // The tenant's pool, shared by all its agents: its spend is recorded even when it has no budget.
       tenant: { tenantId: a.eff.tenant.id, dailyLimit: daily.tenant, monthlyLimit: a.eff.tenant.monthly_budget },
       now: a.now,
+      requestId: a.requestId,
     }),
   );
 }

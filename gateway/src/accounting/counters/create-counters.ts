@@ -3,7 +3,7 @@ import type { RedisCounterOptions } from './redis.js';
 import type { CounterOptions, Counters } from './spec.js';
 
 /** Redis only: timeouts of the fail-fast client (see RedisCounterOptions). */
-type RedisTimings = Pick<RedisCounterOptions, 'commandTimeoutMs' | 'breakerCooldownMs' | 'rebuildWaitMs'>;
+type RedisTimings = Pick<RedisCounterOptions, 'commandTimeoutMs' | 'breakerFailures' | 'breakerCooldownMs' | 'rebuildWaitMs' | 'syncMs'>;
 
 export interface CreateCountersOptions extends CounterOptions, RedisTimings {
   /** Redis URL (AGENTGW_REDIS_URL); without it, counters live in this process. */

@@ -39,6 +39,11 @@ export interface ReserveRequest {
   /** The agent's tenant; without it the reservation counts in the agent's and trace's windows only. */
   tenant?: TenantBudget;
   now: Date;
+  /**
+   * The request's id (server-made): names the reservation, so that the usage row journaled for the request can be
+   * matched with its settle (see SettleTracker). Without it the reservation gets a random name.
+   */
+  requestId?: string;
 }
 
 export type ReserveResult =
@@ -118,11 +123,47 @@ export interface Counters {
 
   /**
    * Restores spend after a restart (memory: replaces; Redis: fills only windows it has no record of, or, when Redis lost
-   * its state, rebuilds from these rows before admitting a budgeted request).
+   * its state, takes this node's part in its rebuild before a budgeted request is admitted).
    */
   seed(rows: SeedRows): Promise<void>;
 
+  /** Redis: links the usage rows the journal holds with the settles of their reservations (see SettleTracker). */
+  readonly tracker?: SettleTracker;
+
   close(): Promise<void>;
+}
+
+/**
+ * What the usage writer and its journal ask the counters, so that after a crash the counters' spend equals the usage
+ * rows: a row whose settle has not reached the counters stays in the journal with its reservation until it has, and a
+ * node that replays the journal of a stopped node settles what it finds there (each settle counts once).
+ */
+export interface SettleTracker {
+  /**
+   * The reservation of the request whose usage row is being journaled, when its settle has not reached the counters yet:
+   * its id (journaled with the row), a marker to forget once the row's journal segment is gone (undefined: none), and a
+   * promise that resolves once the settle has reached the counters (or was given up).
+   */
+  track(requestId: string): { reservationId: string; marker: string | undefined; settled: Promise<void> } | undefined;
+  /** Settles a reservation read back from the journal of a node that stopped (a second settle of it does nothing). */
+  replaySettle(reservationId: string, cost: number): Promise<void>;
+  /** Markers of settled rows whose journal segment was deleted: nothing can replay them any more. */
+  forget(markers: readonly string[]): void;
+}
+
+/** The gateway nodes that share the counters: after Redis loses its state, each live one re-asserts its holds. */
+export interface NodeRegistry {
+  /** This node's id. */
+  readonly self: string;
+  /** The ids of the nodes heard from lately, this one included. */
+  live(): Promise<string[]>;
+}
+
+/** The usage writer as the counters see it while they are rebuilt. */
+export interface UsageGate {
+  /** Writes the usage rows queued so far to the database, and holds back those queued from now on until resume(). */
+  hold(): Promise<void>;
+  resume(): void;
 }
 
 /**
@@ -163,6 +204,10 @@ export interface CounterOptions {
   loadTraceSpend?: (traceId: string) => Promise<number>;
   /** Memory counters with loadTraceSpend: how long a trace's spend stays in memory after its last use (default 1 minute). */
   traceIdleMs?: number;
+  /** Redis: the nodes to wait for after Redis lost its state (default: this node alone). */
+  nodes?: NodeRegistry;
+  /** Redis: the usage writer, once there is one (rows are written, then held, while the counters are rebuilt). */
+  usage?: () => UsageGate | undefined;
 }
 
 export const DEFAULT_RESERVATION_TTL_MS = 10 * 60_000;
@@ -170,3 +215,10 @@ export const DEFAULT_RESERVATION_RECORD_TTL_MS = 24 * 60 * 60_000;
 export const DEFAULT_TRACE_TTL_MS = 7 * 24 * 60 * 60_000;
 /** max_repeats is at most 10,000 (contract), so counting further changes no decision and would only grow memory. */
 export const MAX_REPEATS_TRACKED = 10_001;
+/**
+ * Redis: the longest wait for one command (limits.redis_timeout_ms). The deadline is checked after the event loop has
+ * read what came meanwhile, so a loop busy for longer (a burst on a small machine) does not count as a Redis that hangs.
+ */
+export const DEFAULT_REDIS_TIMEOUT_MS = 1_000;
+/** Redis: failures in a row that open the circuit breaker (limits.redis_breaker_failures). */
+export const DEFAULT_REDIS_BREAKER_FAILURES = 5;
