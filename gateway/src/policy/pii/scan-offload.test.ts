@@ -3,7 +3,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PII_TYPES, type PiiType } from '../../contract/policies.js';
-import { ScanPool, scanPool } from './scan-pool.js';
+import { LONG_JOB_CHARS, ScanPool, scanPool } from './scan-pool.js';
 import {
   SYNC_SCAN_CHARS,
   ScanBudgetExceeded,
@@ -136,6 +136,21 @@ describe('scanRequestPiiAsync and redactRequestPiiAsync', () => {
       expect(JSON.stringify(there.body)).toBe(JSON.stringify(here.body));
       expect(JSON.stringify(there.body)).not.toContain('john.doe@example.com');
     }
+  });
+
+  it('keep texts whole across jobs: a match astride a job-sized offset is found, and each text gets its own verdict', async () => {
+    const EMAIL = 'jane.roe@example.org';
+    const prose = (n: number) => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27)).slice(0, n);
+    // One text longer than a job, with an address across the offset where a job would end; then texts that fill
+    // several jobs, PII at the end of one and the start of the next.
+    const long = `${prose(LONG_JOB_CHARS - 8)} ${EMAIL} ${prose(1_000)}`;
+    const batch = Array.from({ length: 9 }, (_, i) => (i % 2 === 0 ? `${prose(70_000)} mail ${EMAIL}` : `call +44 20 7946 0958 ${prose(70_000)}`));
+    const body = chat(long, ...batch);
+    const here = redactRequestPii(body, types);
+    const there = await redactRequestPiiAsync(body, types);
+    expect(JSON.stringify(there.body)).toBe(JSON.stringify(here.body));
+    expect(JSON.stringify(there.body)).not.toContain(EMAIL);
+    expect(await scanRequestPiiAsync(body, types)).toEqual(['email', 'phone']);
   });
 
   it('keep the event loop turning while 4 MB of fresh digits are scanned', async () => {
