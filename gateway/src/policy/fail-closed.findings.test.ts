@@ -173,3 +173,14 @@ test('count_tokens: a case variant of a defined member is a 400 too', async () =
   expect(res.status).toBe(400);
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
 });
+
+// (Chat Completions refuses an unknown top-level field with a 400 before any policy.)
+describe('the names of members the views read one by one are read too', () => {
+  test.each([
+    ['messages native', 'block', { max_tokens: 64, messages: [user('hi')], [EMAIL]: 1 }],
+    ['responses native', 'block', { max_output_tokens: 64, input: 'hi', [EMAIL]: 1 }],
+    ['responses native', 'block-user-assistant', { max_output_tokens: 64, input: [user('run it'), { type: 'shell_call', call_id: 'call_1', action: { commands: ['ls'] }, [EMAIL]: 1 }] }],
+  ] as Array<[string, string, Json]>)('%s (%s)', async (routeName, key, body) => {
+    await expectRefused(routeName, keys[key]!, body, 403, 'pii_detected');
+  });
+});

@@ -1,5 +1,5 @@
 import { PII_PARTS, type PiiPart } from '../../contract/policies.js';
-import { visitAll } from './walk-all.js';
+import { visitAll, visitMember } from './walk-all.js';
 
 /**
  * Visits a piece of text of a request (`field` names the member it came from). The visitor may return a replacement,
@@ -70,7 +70,7 @@ export function visitRequestTexts(body: unknown, visit: TextVisitor, scope: PiiS
         if (scope.has('user')) visitEmbeddingsInput(body, visit);
         break;
       default:
-        if (scope.has('user')) visitAll(body, key, visit, key);
+        if (scope.has('user')) visitMember(body, key, visit, key);
     }
   }
 }

@@ -105,8 +105,21 @@ export function visitAll(holder: Json | unknown[], key: string | number, visit: 
   }
 }
 
+/**
+ * visitAll of one member of an object the walk did not enter itself (a body's top level, an item read member by member):
+ * its name too is read when it is not a dialect member, and renamed when the visitor replaces it.
+ */
+export function visitMember(holder: Json, key: string, visit: TextVisitor, field: string): void {
+  let name = key;
+  if (!DIALECT_MEMBERS.has(key)) {
+    const renamed = visit(key, field);
+    if (renamed !== undefined && renamed !== key) name = renameKey(holder, key, renamed, [], []);
+  }
+  visitAll(holder, name, visit, field);
+}
+
 /** Renames `o[from]` to `to` (a fresh name if taken), fixing the queued visits of its value. */
-function renameKey(o: Json, from: string, to: string, holders: Array<Json | unknown[]>, keys: Array<string | number>): void {
+function renameKey(o: Json, from: string, to: string, holders: Array<Json | unknown[]>, keys: Array<string | number>): string {
   let name = to;
   for (let i = 2; Object.prototype.hasOwnProperty.call(o, name); i++) name = `${to}#${i}`;
   const value = o[from];
@@ -115,4 +128,5 @@ function renameKey(o: Json, from: string, to: string, holders: Array<Json | unkn
   for (let i = holders.length - 1; i >= 0; i--) {
     if (holders[i] === o && keys[i] === from) keys[i] = name;
   }
+  return name;
 }

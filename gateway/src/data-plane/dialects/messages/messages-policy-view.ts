@@ -2,7 +2,7 @@
 import { type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, isObject, visitConversation } from '../../../policy/pii/request-texts.js';
-import { visitAll } from '../../../policy/pii/walk-all.js';
+import { visitAll, visitMember } from '../../../policy/pii/walk-all.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 
@@ -33,7 +33,7 @@ export function visitMessagesTexts(body: Json, visit: TextVisitor, scope: PiiSco
         if (scope.has('tools')) visitAll(body, key, visit, key);
         break;
       default:
-        if (scope.has('user')) visitAll(body, key, visit, key);
+        if (scope.has('user')) visitMember(body, key, visit, key);
     }
   }
 }

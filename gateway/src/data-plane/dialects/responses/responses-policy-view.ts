@@ -2,7 +2,7 @@
 import { type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, isObject } from '../../../policy/pii/request-texts.js';
-import { carriesNoText, visitAll } from '../../../policy/pii/walk-all.js';
+import { carriesNoText, visitAll, visitMember } from '../../../policy/pii/walk-all.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 
@@ -32,7 +32,7 @@ function visitItem(input: unknown[], i: number, visit: TextVisitor, scope: PiiSc
   else if (typeof type === 'string' && (type.endsWith('_call') || type === 'mcp_approval_request')) {
     for (const key of Object.keys(item)) {
       if (carriesNoText(item, key, item[key])) continue;
-      if (scope.has(CALL_RESULT_MEMBERS.has(key) ? 'user' : 'assistant')) visitAll(item, key, visit, 'input');
+      if (scope.has(CALL_RESULT_MEMBERS.has(key) ? 'user' : 'assistant')) visitMember(item, key, visit, 'input');
     }
     return;
   } else part = 'user';
@@ -63,7 +63,7 @@ export function visitResponsesTexts(body: Json, visit: TextVisitor, scope: PiiSc
         if (scope.has('tools')) visitAll(body, key, visit, key);
         break;
       default:
-        if (scope.has('user')) visitAll(body, key, visit, key);
+        if (scope.has('user')) visitMember(body, key, visit, key);
     }
   }
 }
