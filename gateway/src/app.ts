@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import { V1Server } from './data-plane/v1-server.js';
 import { McpGateway } from './mcp/mcp-gateway.js';
 import type { Runtime } from './runtime.js';
-import { consolePlugin } from './ui/serve-console.js';
+import { consolePlugin, rootRoute } from './ui/serve-console.js';
 
 export interface AppOptions {
   services: Runtime;
@@ -153,6 +153,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(adminPlugin, { prefix: '/api', services });
   await app.register(consolePlugin, { enabled: services.config.console.enabled });
+  rootRoute(app, services.config.console.enabled);
   // With an address of its own (server.ts listens there), /metrics is not served here.
   if (!services.config.metrics.listen) {
     metricsRoute(app, { hasher: services.hasher, store: services.store, registry: services.telemetry.metrics.registry, requireKey: services.config.metrics.require_key });

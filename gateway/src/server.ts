@@ -17,6 +17,8 @@ export interface RunningServer {
   url: string;
   /** http://HOST:PORT of /metrics when `metrics.listen` gives it an address of its own, else null. */
   metricsUrl: string | null;
+  /** http://HOST:PORT/ui when the console is enabled (console.enabled), else null. */
+  consoleUrl: string | null;
   app: FastifyInstance;
   generatedAdminKey: string | null;
   close(): Promise<void>;
@@ -56,6 +58,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   return {
     url: urlOf(app, host, port),
     metricsUrl: metrics ? urlOf(metrics, splitListen(config.metrics.listen!)[0], 0) : null,
+    consoleUrl: config.console.enabled ? `${urlOf(app, host, port)}/ui` : null,
     app,
     generatedAdminKey: runtime.generatedAdminKey,
     close() {

@@ -71,9 +71,11 @@ Environment:
   AGENTGW_DATABASE_URL  postgres://... instead of SQLite (nodes that share it share the configuration)
   AGENTGW_REDIS_URL     redis://... for the budget and rate-limit counters nodes share
 
-Output: stderr carries sentences (a generated key, "agentgw listening: admin URL/api, gateway URL/v1"
-once requests are accepted, errors); stdout carries the server's log, one JSON object a line.
-SIGTERM or SIGINT drains the requests in flight, writes their usage and exits 0.
+Output: stderr carries sentences (a generated key, "agentgw listening: admin URL/api, gateway URL/v1,
+console URL/ui" once requests are accepted, errors); stdout carries the server's log, one JSON object a line.
+SIGTERM or SIGINT (ctrl-C) drains the requests in flight, writes their usage and exits 0, saying
+"agentgw draining" when it starts and "agentgw stopped at TIME" when it is done; a second ctrl-C
+stops at once.
 `;
 
 /** Declares `serve`'s flags and help on the command bin.ts registers. */
@@ -113,8 +115,12 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   });
   // stderr: sentences for people (tests and the bench wait for this one); the server's JSON log is on stdout.
   if (server.metricsUrl) note(`agentgw metrics: ${server.metricsUrl}/metrics`);
-  note(`agentgw listening: admin ${server.url}/api, gateway ${server.url}/v1`);
+  note(`agentgw listening: admin ${server.url}/api, gateway ${server.url}/v1${server.consoleUrl ? `, console ${server.consoleUrl}` : ''}`);
   await stopped;
+  // The drain can take as long as the longest stream in flight: say it is happening, and when it is over.
+  const drainStart = Date.now();
+  note('agentgw draining: no new requests; finishing those in flight and writing their usage (ctrl-C again stops at once)');
   await server.close();
+  note(`agentgw stopped at ${new Date().toISOString()} after draining for ${((Date.now() - drainStart) / 1000).toFixed(1)} s`);
   return 0;
 }

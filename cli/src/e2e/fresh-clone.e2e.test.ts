@@ -131,7 +131,7 @@ async function npmStart(cwd: string, env: NodeJS.ProcessEnv, args: string[] = []
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start did not start the server in 5 minutes:\n${stdout}\n${stderr}`)), 5 * MINUTE);
     child.stderr!.on('data', () => {
-      const m = /agentgw listening: admin (\S+)\/api, gateway \S+\/v1\n/.exec(stderr);
+      const m = /agentgw listening: admin (\S+)\/api, gateway \S+\/v1, console \S+\/ui\n/.exec(stderr);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -208,7 +208,7 @@ describe.skipIf(process.env.AGENTGW_TEST_FRESH_CLONE === 'skip')('a fresh clone,
     const stderr = server.stderr().split('\n').filter((l) => l.trim());
     expect(stderr.filter((l) => l.startsWith('agentgw'))).toEqual([
       expect.stringMatching(/^agentgw: generated the root admin key \(shown once, only its hash is stored\): adk_\w+$/),
-      expect.stringMatching(/^agentgw listening: admin http:\/\/127\.0\.0\.1:\d+\/api, gateway http:\/\/127\.0\.0\.1:\d+\/v1$/),
+      expect.stringMatching(/^agentgw listening: admin http:\/\/127\.0\.0\.1:\d+\/api, gateway http:\/\/127\.0\.0\.1:\d+\/v1, console http:\/\/127\.0\.0\.1:\d+\/ui$/),
     ]);
     for (const line of stderr) expect(line, 'a JSON line on stderr').not.toMatch(/^\{".*\}$/);
     // stdout: npm's banner (lines starting "> "), then the server's JSON log only (a pipe of its own: it may come later).

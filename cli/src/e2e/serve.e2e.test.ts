@@ -32,7 +32,7 @@ async function serve(cwd: string, env: NodeJS.ProcessEnv): Promise<Served> {
   const adminUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`agentgw serve did not start in 30 s:\n${stderr}`)), 30_000);
     child.stderr.on('data', () => {
-      const m = /agentgw listening: admin (\S+\/api), gateway \S+\/v1\n/.exec(stderr);
+      const m = /agentgw listening: admin (\S+\/api), gateway \S+\/v1, console \S+\/ui\n/.exec(stderr);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -115,5 +115,11 @@ describe('agentgw serve', () => {
       for (const line of s.stderr.split('\n').filter(Boolean)) expect(line).toMatch(/^agentgw[: ]/);
     }
     expect(second.stdout).toMatch(/"msg":"Server listening at http:\/\/127\.0\.0\.1:\d+"/);
+    // A stop (SIGTERM here, ctrl-C alike) says the drain started, then when the server stopped.
+    for (const s of [first, second, third, fourth]) {
+      const lines = s.stderr.split('\n').filter(Boolean);
+      expect(lines.at(-2)).toMatch(/^agentgw draining: no new requests; finishing those in flight/);
+      expect(lines.at(-1)).toMatch(/^agentgw stopped at \d{4}-\d\d-\d\dT[\d:.]+Z after draining for \d+\.\d s$/);
+    }
   });
 });

@@ -110,11 +110,22 @@ describe('serving the built console at /ui', () => {
 });
 
 describe('the console switch (console.enabled in agentgw.yaml)', () => {
-  test('on by default; off leaves /ui unanswered while /api works', async () => {
+  test('on by default, and GET / redirects to it; off leaves /ui unanswered while / names /api and /v1', async () => {
     const on = await startTestGateway();
     const off = await startTestGateway({ config: { console: { enabled: false } } });
     try {
       expect(on.runtime.config.console.enabled).toBe(true);
+      // GET / points to the console (a redirect to /ui) and names the other addresses for clients that do not follow it.
+      const root = await fetch(`${on.url}/`, { redirect: 'manual' });
+      expect(root.status).toBe(302);
+      expect(root.headers.get('location')).toBe('/ui/');
+      expect(await root.json()).toMatchObject({ console: '/ui', admin: '/api', gateway: '/v1' });
+      const followed = await fetch(`${on.url}/`);
+      expect(followed.url).toBe(`${on.url}/ui/`);
+      // With the console off, / still answers (200) naming /api and /v1, and no /ui.
+      const rootOff = await fetch(`${off.url}/`, { redirect: 'manual' });
+      expect(rootOff.status).toBe(200);
+      expect(await rootOff.json()).toMatchObject({ console: null, admin: '/api', gateway: '/v1' });
       const r = await fetch(`${off.url}/ui/`);
       expect(r.status).toBe(404);
       expect(((await r.json()) as { error: { code: string } }).error.code).toBe('route_not_found');

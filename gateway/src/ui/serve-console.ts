@@ -52,6 +52,25 @@ interface Loaded {
   gzip: Buffer | null;
 }
 
+/**
+ * `GET /` points a newcomer somewhere useful instead of a 404: a browser (or anything) is sent to the console at /ui,
+ * and the body names the three addresses for a client that does not follow redirects. With the console off, the same
+ * answer is a 200 naming /api and /v1.
+ */
+export function rootRoute(app: FastifyInstance, consoleEnabled: boolean): void {
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => {
+    const body = {
+      service: 'agentgw',
+      console: consoleEnabled ? '/ui' : null,
+      admin: '/api',
+      gateway: '/v1',
+      health: '/healthz',
+    };
+    if (consoleEnabled) return reply.code(302).header('location', '/ui/').send(body);
+    return reply.send(body);
+  });
+}
+
 /** Serves the built console at /ui: its files, and index.html for every client route (/ui/traces/abc). */
 export async function consolePlugin(app: FastifyInstance, opts: ConsoleOptions): Promise<void> {
   if (!opts.enabled) return;
