@@ -264,17 +264,26 @@ describe('a suspended agent', () => {
     expect((await call('GET', `/v1/responses/${responseId}`, agent.key)).status).toBe(200);
   });
 
-  test('its refusals are not steps of its traces (like a revoked key)', async () => {
+  test('its refused model calls are blocked steps of its traces (as a stopped trace\'s are); other refusals are not recorded', async () => {
     const agent = await newAgent();
     const trace = traceId('susp-record');
     expect((await embed(agent.key, trace)).status).toBe(200);
     await recorded(trace, 1);
     await suspend(agent.id, true);
     expectRefused(await embed(agent.key, trace), 'agent_suspended');
+    expectRefused(await ask(dialect('messages native'), agent.key, trace), 'agent_suspended', 'anthropic');
+    // No model calls: answered, not recorded.
+    expectRefused(await countTokens(agent.key, trace), 'agent_suspended', 'anthropic');
+    expectRefused(await call('GET', '/v1/models', agent.key, undefined, { 'x-agent-trace-id': trace }), 'agent_suspended');
     await suspend(agent.id, false);
     expect((await embed(agent.key, trace)).status).toBe(200);
-    const t = await recorded(trace, 2);
-    expect(t.requests.map((r) => r.status)).toEqual(['ok', 'ok']);
+    const t = await recorded(trace, 4);
+    expect(t.requests.map((r) => [r.status, r.http_status, r.error_code, r.endpoint])).toEqual([
+      ['ok', 200, null, 'embeddings'],
+      ['blocked', 403, 'agent_suspended', 'embeddings'],
+      ['blocked', 403, 'agent_suspended', 'messages'],
+      ['ok', 200, null, 'embeddings'],
+    ]);
   });
 });
 

@@ -179,8 +179,6 @@ export class V1Server {
       // Anthropic clients send their key as x-api-key.
       const apiKey = errorDialect === 'anthropic' && h.authorization === undefined ? one(h['x-api-key']) : undefined;
       const agent = authenticateAgent(apiKey !== undefined ? `Bearer ${apiKey}` : one(h.authorization), this.dp.hasher, this.dp.snapshot, errorDialect === 'anthropic');
-      // Refused like a revoked key, and like it not recorded: a suspended agent's retries are no steps of its traces.
-      refuseSuspended(agent);
       const now = Date.now();
       ctx = {
         requestId,
@@ -198,6 +196,19 @@ export class V1Server {
         errorDialect,
         piiTypes: [],
       };
+      if (agent.suspended) {
+        // Right after auth, before header and body validation. Like a stopped trace's, a model call's refusal is a
+        // blocked step of its trace (the operator sees the agent kept trying); counting tokens, listing models and
+        // reading stored responses are no model calls: answered, not recorded.
+        const endpoint = which === null ? undefined : MODEL_CALL_ENDPOINTS[which];
+        if (endpoint) ctx.endpoint = endpoint;
+        try {
+          refuseSuspended(agent);
+        } catch (e) {
+          this.fail(endpoint ? ctx : undefined, ids, res, e);
+          return;
+        }
+      }
       const headerName = agentTrace !== undefined ? 'x-agent-trace-id' : 'x-gateway-trace-id';
       if (named !== undefined && named.includes(',') && headerCount(req, headerName) > 1) {
         throw new AgentgwError('invalid_header', 'Send the trace id header once: it was repeated.', { param: headerName });

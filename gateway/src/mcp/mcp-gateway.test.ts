@@ -375,6 +375,17 @@ describe.each(MODES)('/mcp on $name', (mode) => {
       await admin.call('PATCH', `/agents/${ids.stoppable}`, { suspended: true });
       const r = (await c.client.callTool({ name: 'web__search', arguments: { query: 'c' } })) as CallToolResult;
       expect(errorCode(r)).toBe('agent_suspended');
+      // Both refusals are blocked steps of the trace, as on /v1.
+      const api = adminApi(gw.adminUrl, gw.adminKey);
+      const detail = await eventually(async () => {
+        const res = await api<TraceDetail>('GET', `/traces/${trace}`);
+        return res.status === 200 && res.body.requests.length === 3 ? res.body : undefined;
+      });
+      expect(detail.requests.map((s) => [s.endpoint, s.status, s.error_code])).toEqual([
+        ['mcp', 'ok', null],
+        ['mcp', 'blocked', 'trace_stopped'],
+        ['mcp', 'blocked', 'agent_suspended'],
+      ]);
     } finally {
       await c.close();
     }

@@ -77,10 +77,13 @@ export async function callTool(deps: ToolCallDeps, caller: McpCaller, params: Ca
   };
   const step: Step = { deps, ctx, caller, tool: serverTool, server: upstream?.name ?? 'unknown', metricTool: 'unknown', federated: params.name };
   try {
-    // The agent as this snapshot knows it: suspended meanwhile is refused, and like a revoked key not recorded.
+    // The agent as this snapshot knows it: suspended meanwhile is refused and recorded as a blocked step of its trace;
+    // a key rotated or deleted meanwhile is refused like a revoked key, not recorded.
     ctx.agent = currentAgent(caller.agent, dp.snapshot);
   } catch (e) {
-    return refusedCall(toAgentgwError(e));
+    const err = toAgentgwError(e);
+    if (err.code === 'agent_suspended') await record(step, { httpStatus: err.status, error: err });
+    return refusedCall(err);
   }
   let a: Admitting | undefined;
   let settled = false;
