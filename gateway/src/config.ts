@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { z } from 'zod';
 import { PriceOverrides } from './accounting/prices.js';
 import { DEFAULT_REDIS_BREAKER_FAILURES, DEFAULT_REDIS_TIMEOUT_MS } from './accounting/counters/spec.js';
@@ -8,6 +8,7 @@ import { ProviderConfig } from './providers/config.js';
 import { McpServersConfig } from './mcp/mcp-config.js';
 import { DEFAULT_PII_SCAN_BYTES } from './policy/pii/scan-budget.js';
 import { AnthropicBetasConfig, DEFAULT_ANTHROPIC_BETAS } from './data-plane/anthropic-betas.js';
+import { Role } from './contract/admin-keys.js';
 
 const MB = 1024 * 1024;
 
@@ -88,7 +89,31 @@ export const GatewayConfig = z.strictObject({
   /** Upstream MCP servers federated at /mcp: name -> {url, headers?} or {command, args?, env?}, with timeout_ms and prices. */
   mcp_servers: McpServersConfig.default({}),
   /** The web console at /ui (console/dist, built by `npm run build`); false leaves /ui unanswered (404). */
-  console: z.strictObject({ enabled: z.boolean().default(true) }).default({ enabled: true }),
+  console: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      /** Console sign-in through an OpenID Connect issuer (authorization code + PKCE); admin keys keep working beside it. */
+      oidc: z
+        .strictObject({
+          issuer: z.url({ message: 'must be the issuer URL (its /.well-known/openid-configuration is read at sign-in)' }),
+          client_id: z.string().min(1),
+          /** Absent: a public client (PKCE only). */
+          client_secret: z.string().min(1).optional(),
+          /** The id token claim holding the role (a string or a list, e.g. groups). */
+          role_claim: z.string().min(1).default('agentgw_role'),
+          /** The id token claim holding the user's tenant; absent or empty: no tenant (only an admin or a viewer may have none). */
+          tenant_claim: z.string().min(1).optional(),
+          /** Claim value -> role; without it the claim must hold a role name itself. */
+          role_map: z.record(z.string().min(1), Role).optional(),
+          scopes: z.array(z.string().min(1)).min(1).default(['openid', 'profile', 'email']),
+          /** Where the issuer sends the browser back; by default <the request's origin>/api/auth/oidc/callback. */
+          redirect_uri: z.url().optional(),
+          /** How long a console session lasts. */
+          session_hours: z.number().positive().max(720).default(8),
+        })
+        .optional(),
+    })
+    .default({ enabled: true }),
   /** GET /metrics: on the main address with an admin key by default; `listen` serves it on its own address instead. */
   metrics: z
     .strictObject({
@@ -104,20 +129,86 @@ export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
 export class ConfigError extends Error {}
 
-/** Replaces `${ENV_VAR}` in every string of the file with the variable's value; a missing variable is an error. */
-function interpolate(value: unknown, env: NodeJS.ProcessEnv, path: string): unknown {
+interface Unset {
+  name: string;
+  path: string;
+}
+
+/**
+ * Replaces `${ENV_VAR}` in every string of the file with the variable's value; the variables that are not set are
+ * collected into `unset`, so one start names them all.
+ */
+function interpolate(value: unknown, env: NodeJS.ProcessEnv, path: string, unset: Unset[]): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
       const v = env[name];
-      if (v === undefined) throw new ConfigError(`config ${path}: environment variable ${name} is not set`);
+      if (v === undefined) {
+        unset.push({ name, path });
+        return '';
+      }
       return v;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, `${path}[${i}]`));
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, `${path}[${i}]`, unset));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, path ? `${path}.${k}` : k)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, path ? `${path}.${k}` : k, unset)]));
   }
   return value;
+}
+
+/** Where a path of the parsed file was written: `file:line:col` of the deepest node along it, or the file alone. */
+class ConfigLocator {
+  constructor(
+    private readonly file: string,
+    private readonly doc: Document,
+    private readonly lines: LineCounter,
+  ) {}
+
+  at(path: readonly PropertyKey[]): string {
+    let node: unknown = this.doc.contents;
+    // Nothing along the path written in the file (a value from the environment): the file alone.
+    let found: Node | null = null;
+    for (const seg of path) {
+      if (isMap(node)) {
+        const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+        if (!pair) break;
+        const target = pair.value == null ? pair.key : pair.value;
+        if (isNode(target)) found = target;
+        node = pair.value;
+      } else if (isSeq(node) && typeof seg === 'number') {
+        const item = node.items[seg];
+        if (!isNode(item)) break;
+        found = item;
+        node = item;
+      } else break;
+    }
+    const offset = found?.range?.[0];
+    if (offset === undefined) return this.file;
+    const { line, col } = this.lines.linePos(offset);
+    return `${this.file}:${line}:${col}`;
+  }
+}
+
+/** `providers.openai.api_key` as path segments (numbers for `[i]`). */
+function segments(path: string): PropertyKey[] {
+  return path.split(/\.|(?=\[)/).filter(Boolean).map((s) => (/^\[\d+\]$/.test(s) ? Number(s.slice(1, -1)) : s));
+}
+
+/** What to drop when a variable is not wanted: the provider or MCP server that reads it, else the setting. */
+function removable(path: string): string {
+  const [top, name] = path.split('.');
+  if (top === 'providers' && name) return `the provider ${name}`;
+  if (top === 'mcp_servers' && name) return `the MCP server ${name}`;
+  return `the setting ${path}`;
+}
+
+function unsetError(unset: Unset[], locator: ConfigLocator | null): ConfigError {
+  const lines = unset.map((u) => {
+    const where = locator ? `${locator.at(segments(u.path))}: ` : '';
+    return `${where}${u.path}: environment variable ${u.name} is not set: export it, or remove ${removable(u.path)}`;
+  });
+  const head = unset.length === 1 ? 'config: 1 environment variable is not set' : `config: ${unset.length} environment variables are not set`;
+  return new ConfigError(`${head}\n  ${lines.join('\n  ')}`);
 }
 
 /** Reads the config file (optional) and the environment into one validated config. */
@@ -125,6 +216,7 @@ export function loadConfig(opts: { path?: string; env?: NodeJS.ProcessEnv; overr
   const env = opts.env ?? process.env;
   const path = opts.path ?? env.AGENTGW_CONFIG;
   let raw: Record<string, unknown> = {};
+  let locator: ConfigLocator | null = null;
   if (path) {
     let text: string;
     try {
@@ -132,18 +224,29 @@ export function loadConfig(opts: { path?: string; env?: NodeJS.ProcessEnv; overr
     } catch (e) {
       throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    const doc = parseDocument(text);
-    if (doc.errors.length > 0) throw new ConfigError(`config file ${path}: ${doc.errors[0]!.message}`);
+    const lines = new LineCounter();
+    const doc = parseDocument(text, { lineCounter: lines });
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      const at = e.linePos?.[0];
+      throw new ConfigError(`config ${path}${at ? `:${at.line}:${at.col}` : ''}: ${e.message.split('\n')[0]}`);
+    }
     raw = (doc.toJS() as Record<string, unknown>) ?? {};
+    locator = new ConfigLocator(path, doc, lines);
   }
-  raw = interpolate(raw, env, '') as Record<string, unknown>;
+  const unset: Unset[] = [];
+  raw = interpolate(raw, env, '', unset) as Record<string, unknown>;
+  if (unset.length > 0) throw unsetError(unset, locator);
   if (env.AGENTGW_DATABASE_URL) raw.storage = { kind: 'postgres', url: env.AGENTGW_DATABASE_URL };
   if (env.AGENTGW_REDIS_URL) raw.counters = { kind: 'redis', url: env.AGENTGW_REDIS_URL, ...(env.AGENTGW_REDIS_PREFIX ? { prefix: env.AGENTGW_REDIS_PREFIX } : {}) };
   Object.assign(raw, opts.overrides ?? {});
   const parsed = GatewayConfig.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`config ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    const field = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(root)';
+    // file:line:col when the field was written in the file (not when it came from the environment or an override).
+    const where = locator && !(opts.overrides && issue.path[0] !== undefined && issue.path[0] in opts.overrides) ? locator.at(issue.path) : null;
+    throw new ConfigError(`config ${where && where !== path ? `${where}: ` : ''}${field}: ${issue.message}`);
   }
   return parsed.data;
 }
