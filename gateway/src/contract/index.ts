@@ -3,6 +3,7 @@ export * from './common.js';
 export * from './tenants.js';
 export * from './agents.js';
 export * from './policies.js';
+export * from './tool-rules.js';
 export * from './admin-keys.js';
 export * from './system.js';
 export * from './traces.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Labels, ResourceId, Timestamp, Usd } from './common.js';
+import { ToolRules } from './tool-rules.js';
 
 export const PII_TYPES = ['email', 'phone', 'credit_card', 'ssn', 'iban', 'ip_address', 'secret'] as const;
 export const PiiType = z.enum(PII_TYPES);
@@ -98,6 +99,8 @@ export const Policy = z
     // Always answered; optional in the type so that policies built before MCP (in code and tests) still type-check: absent = null.
     allowed_tools: z.array(ToolPattern).nullable().optional().describe('MCP tools the agent may call through /mcp, as globs over "server/tool"; unset = all, [] = none.'),
     rules: Rules,
+    // Optional in the type as allowed_tools is: absent = null (no rules).
+    tool_rules: ToolRules.nullable().optional().describe('Rules deciding the tool calls a model proposes and the calls on /mcp; the first that matches decides; unset = allow all.'),
     labels: Labels,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -113,6 +116,7 @@ export const PutPolicy = z.strictObject({
   allowed_models: z.array(ModelPattern).max(500).nullable().optional(),
   allowed_tools: z.array(ToolPattern).max(500).nullable().optional(),
   rules: RulesInput.optional(),
+  tool_rules: ToolRules.nullable().optional(),
   labels: Labels.optional(),
 });
 export type PutPolicy = z.infer<typeof PutPolicy>;
@@ -129,6 +133,7 @@ export function mergePolicy(
     allowed_models: null,
     allowed_tools: null,
     rules: DEFAULT_RULES,
+    tool_rules: null,
     labels: {},
   };
   const rules = { ...base.rules };
@@ -143,6 +148,7 @@ export function mergePolicy(
     // Policies stored before MCP have no allow-list of tools: all tools.
     allowed_tools: input.allowed_tools !== undefined ? input.allowed_tools : (base.allowed_tools ?? null),
     rules,
+    tool_rules: input.tool_rules !== undefined ? input.tool_rules : (base.tool_rules ?? null),
     labels: input.labels ?? base.labels,
   };
 }
