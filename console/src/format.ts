@@ -1,12 +1,22 @@
-/** USD with three significant digits below a cent ($0.0000123), cents above. */
-export function usd(v: number | null | undefined): string {
-  if (v === null || v === undefined) return '—';
-  if (v === 0) return '$0';
+/**
+ * USD as the console and the CLI both write it (cli/src/ui/format-usage.ts has the same code; a test holds them equal):
+ * two decimals from a dollar up ($1,234.56), and below a dollar four significant digits with at least two decimals,
+ * so a per-request cost of a fraction of a cent keeps its digits ($0.000112, $0.02346, $0.50).
+ */
+export function formatUsd(v: number): string {
+  if (v === 0) return '$0.00';
+  const sign = v < 0 ? '-' : '';
   const abs = Math.abs(v);
-  if (abs >= 1000) return `$${v.toLocaleString('en-US', { maximumFractionDigits: 0 })}`;
-  if (abs >= 0.01) return `$${v.toFixed(2)}`;
-  const digits = Math.min(10, 2 - Math.floor(Math.log10(abs)));
-  return `$${v.toFixed(digits)}`;
+  if (abs >= 1) return `${sign}$${abs.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  const digits = Math.min(10, Math.max(2, 3 - Math.floor(Math.log10(abs))));
+  let text = abs.toFixed(digits).replace(/0+$/, '');
+  const decimals = text.length - text.indexOf('.') - 1;
+  if (decimals < 2) text = abs.toFixed(2);
+  return `${sign}$${text}`;
+}
+
+export function usd(v: number | null | undefined): string {
+  return v === null || v === undefined ? '—' : formatUsd(v);
 }
 
 export function int(v: number | null | undefined): string {
@@ -25,10 +35,11 @@ export function ms(v: number | null | undefined): string {
   return `${Math.floor(v / 60_000)} min ${Math.round((v % 60_000) / 1000)} s`;
 }
 
+/** A moment in the browser's time zone, named ("25 Nov, 16:14:14 UTC", "25 Nov, 17:14:14 CET"). */
 export function time(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
-  return d.toLocaleString('en-GB', { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return d.toLocaleString('en-GB', { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
 }
 
 /** "12 s ago", "3 min ago", else the time. */
