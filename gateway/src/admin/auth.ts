@@ -3,6 +3,7 @@ import { AgentgwError } from '../contract/index.js';
 import { bearerKey } from '../policy/auth.js';
 import { KeyHasher } from '../security/keys.js';
 import type { Services } from '../services.js';
+import { type ConsoleSessions, SESSION_COOKIE, readCookie, refuseCrossSite } from './console-session.js';
 import type { Principal } from './principal.js';
 
 /** The admin key of an `Authorization: Bearer <ADMIN_KEY>` header, or 401 invalid_api_key. */
@@ -19,10 +20,16 @@ export async function adminPrincipal(header: string | undefined, services: Pick<
   return { id: found.id, role: found.role, tenant_id: found.tenant_id, kind: 'admin_key', name: found.name };
 }
 
-/** Resolves `Authorization: Bearer <ADMIN_KEY>` to a principal; registered only inside the admin scope. */
-export function registerAdminAuth(app: FastifyInstance, services: Services): void {
+/**
+ * Resolves `Authorization: Bearer <ADMIN_KEY>` to a principal, or, without that header and with OIDC configured, the
+ * console's session cookie (writes then need its CSRF token). A write from another site is refused first (403).
+ * Registered only inside the admin scope.
+ */
+export function registerAdminAuth(app: FastifyInstance, services: Services, sessions: ConsoleSessions | null = null): void {
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (req) => {
-    req.principal = await adminPrincipal(req.headers.authorization, services);
+    refuseCrossSite(req);
+    const cookie = sessions && req.headers.authorization === undefined ? readCookie(req.headers.cookie, SESSION_COOKIE) : undefined;
+    req.principal = cookie && sessions ? sessions.principal(req, cookie) : await adminPrincipal(req.headers.authorization, services);
   });
 }

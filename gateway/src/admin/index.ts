@@ -5,6 +5,8 @@ import { agentRoutes } from './agents.js';
 import { auditRoutes } from './audit.js';
 import { registerChangeIdCheck, registerRequestId } from './audit-trail.js';
 import { registerAdminAuth } from './auth.js';
+import { ConsoleSessions } from './console-session.js';
+import { OidcClient, consoleAuthRoutes } from './oidc.js';
 import { mcpServerRoutes } from './mcp-servers.js';
 import { meRoutes } from './me.js';
 import { refuseNulCharacters } from './nul-characters.js';
@@ -16,9 +18,12 @@ import { traceRoutes } from './traces.js';
 /** The control plane, mounted at /api. Admin auth lives in this scope only, so it never runs on /v1. */
 export async function adminPlugin(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const s = opts.services;
+  const oidc = s.config.console.oidc;
+  const sessions = oidc ? new ConsoleSessions(s.hasher, oidc.issuer, Math.round(oidc.session_hours * 3600)) : null;
+  consoleAuthRoutes(app, s, sessions, oidc ? new OidcClient(oidc) : null);
   await app.register(async (secured) => {
     registerRequestId(secured);
-    registerAdminAuth(secured, s);
+    registerAdminAuth(secured, s, sessions);
     registerChangeIdCheck(secured);
     // Admin bodies are JSON only: without this, Fastify's built-in text/plain parser lets a string body through.
     secured.removeContentTypeParser('text/plain');

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   tool_calls_exceeded: { status: 403, type: 'policy_blocked' },
   insufficient_role: { status: 403, type: 'permission_denied' },
   tenant_forbidden: { status: 403, type: 'permission_denied' },
+  csrf_failed: { status: 403, type: 'permission_denied' },
   tenant_not_found: { status: 404, type: 'not_found' },
   agent_not_found: { status: 404, type: 'not_found' },
   policy_not_found: { status: 404, type: 'not_found' },

@@ -42,6 +42,18 @@ export class KeyHasher {
     return createHmac('sha256', this.secret).update(key).digest('base64url');
   }
 
+  private readonly purposeKeys = new Map<string, Buffer>();
+
+  /** An HMAC of `data` under a key derived from the secret for one purpose only (console session cookies, CSRF tokens). */
+  sign(purpose: string, data: string): string {
+    let key = this.purposeKeys.get(purpose);
+    if (!key) {
+      key = Buffer.from(hkdfSync('sha256', this.secret, Buffer.alloc(0), `agentgw-${purpose}`, 32));
+      this.purposeKeys.set(purpose, key);
+    }
+    return createHmac('sha256', key).update(data).digest('base64url');
+  }
+
   /** Constant-time comparison of two stored hashes. */
   static equal(a: string, b: string): boolean {
     const x = Buffer.from(a);
