@@ -3,7 +3,7 @@ import { DEFAULT_RULES } from '../contract/index.js';
 import { RFC3339, adminApi, expectError, type AdminCall } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 
-const POLICY_FIELDS = ['allowed_models', 'allowed_tools', 'created_at', 'daily_budget', 'id', 'labels', 'monthly_budget', 'rules', 'tenant_id', 'updated_at'];
+const POLICY_FIELDS = ['allowed_models', 'allowed_tools', 'created_at', 'daily_budget', 'id', 'labels', 'monthly_budget', 'rules', 'tenant_id', 'tool_rules', 'updated_at'];
 
 describe.each(['sqlite', 'postgres'] as const)('policies over HTTP on %s', (storage) => {
   let gw: TestGateway;
@@ -34,6 +34,7 @@ describe.each(['sqlite', 'postgres'] as const)('policies over HTTP on %s', (stor
       allowed_models: ['openai/gpt-4o-mini', 'anthropic/claude-*'],
       allowed_tools: null,
       rules: { ...DEFAULT_RULES, pii: 'block', retry_block: { max_repeats: 3, window_seconds: 300 }, max_cost_per_request: 0.5 },
+      tool_rules: null,
       labels: { managed_by: 'agentgw' },
       created_at: expect.stringMatching(RFC3339),
       updated_at: expect.stringMatching(RFC3339),

@@ -78,11 +78,14 @@ export const ToolRule = z
       if (problem) ctx.addIssue({ code: 'custom', path: ['tools', i], message: `tool glob ${problem}` });
     });
     for (const [arg, patterns] of Object.entries(rule.when ?? {})) {
+      // Error params join the path with dots: a pointer (holding slashes) is named in the message instead.
+      const at = arg.includes('/') ? ['when'] : ['when', arg];
       const argProblem = whenArgProblem(arg);
-      if (argProblem) ctx.addIssue({ code: 'custom', path: ['when', arg], message: `argument ${argProblem}` });
+      if (argProblem) ctx.addIssue({ code: 'custom', path: at, message: `argument ${argProblem}` });
       (typeof patterns === 'string' ? [patterns] : patterns).forEach((p, i) => {
         const problem = whenPatternProblem(p);
-        if (problem) ctx.addIssue({ code: 'custom', path: typeof patterns === 'string' ? ['when', arg] : ['when', arg, i], message: problem });
+        const where = arg.includes('/') ? `pattern of ${JSON.stringify(arg)} ` : '';
+        if (problem) ctx.addIssue({ code: 'custom', path: typeof patterns === 'string' || at.length === 1 ? at : [...at, i], message: `${where}${problem}` });
       });
     }
   })

@@ -14,6 +14,7 @@ const policyFields = (over: Partial<PolicyFields> = {}): PolicyFields => ({
   allowed_models: null,
   allowed_tools: null,
   rules: DEFAULT_RULES,
+  tool_rules: null,
   labels: {},
   ...over,
 });
@@ -230,6 +231,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
         daily_budget: 0.1,
         allowed_models: ['openai/*', 'anthropic/claude-*'],
         rules: { ...DEFAULT_RULES, pii: 'block', pii_types: ['email'], retry_block: { max_repeats: 3, window_seconds: 300 }, rpm: 60 },
+        tool_rules: [{ tools: ['Bash'], when: { command: ['rm *'], '/a/0': 're:x' }, action: 'deny', reason: 'no' }, { tools: ['*'], action: 'allow' }],
         labels: { managed_by: 'agentgw' },
       });
       const first = await store.putPolicy(id, fields);
@@ -237,9 +239,9 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
       expect(first.policy).toEqual({ id, ...fields, created_at: expect.any(String), updated_at: expect.any(String) });
       expect(await store.getPolicy(id)).toEqual(first.policy);
 
-      const second = await store.putPolicy(id, { ...fields, monthly_budget: null, allowed_models: [] });
+      const second = await store.putPolicy(id, { ...fields, monthly_budget: null, allowed_models: [], tool_rules: null });
       expect(second.created).toBe(false);
-      expect(second.policy).toMatchObject({ monthly_budget: null, allowed_models: [], daily_budget: 0.1, created_at: first.policy.created_at });
+      expect(second.policy).toMatchObject({ monthly_budget: null, allowed_models: [], daily_budget: 0.1, tool_rules: null, rules: fields.rules, created_at: first.policy.created_at });
     });
 
     test('null allowed_models and a global policy round-trip', async () => {

@@ -4,7 +4,9 @@ import type { Database } from '../schema.js';
 import type { PageQuery, PolicyFields } from '../store.js';
 import { deleteChecked, inTransaction, now, pageOf } from './common.js';
 
+// tool_rules live in the rules column's JSON (no column of their own): rows written before them read as null.
 function toPolicy(r: Database['policies']): Policy {
+  const { tool_rules = null, ...rules } = JSON.parse(r.rules) as Record<string, unknown> & { tool_rules?: Policy['tool_rules'] };
   return {
     id: r.id,
     tenant_id: r.tenant_id,
@@ -13,7 +15,8 @@ function toPolicy(r: Database['policies']): Policy {
     allowed_models: r.allowed_models === null ? null : JSON.parse(r.allowed_models),
     allowed_tools: r.allowed_tools == null ? null : JSON.parse(r.allowed_tools),
     // Rules added by a later release read as their defaults in policies stored before it.
-    rules: { ...DEFAULT_RULES, ...JSON.parse(r.rules) },
+    rules: { ...DEFAULT_RULES, ...rules },
+    tool_rules,
     labels: JSON.parse(r.labels),
     created_at: r.created_at,
     updated_at: r.updated_at,
@@ -32,7 +35,7 @@ export async function putPolicy(db: Kysely<Database>, id: string, f: PolicyField
     daily_budget: f.daily_budget,
     allowed_models: f.allowed_models === null ? null : JSON.stringify(f.allowed_models),
     allowed_tools: f.allowed_tools == null ? null : JSON.stringify(f.allowed_tools),
-    rules: JSON.stringify(f.rules),
+    rules: JSON.stringify(f.tool_rules == null ? f.rules : { ...f.rules, tool_rules: f.tool_rules }),
     labels: JSON.stringify(f.labels),
     updated_at: ts,
   };
