@@ -2,6 +2,23 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { UsageRecord } from '../storage/store.js';
 import { type CounterSeries, CounterFamily, HistogramFamily, type HistogramSeries } from './series.js';
 
+/** How a tool call was decided (CONTRACT: the `decision` of a step's `tool_calls`). */
+export type ToolCallDecision = 'allowed' | 'denied' | 'approved' | 'rejected' | 'timed_out' | 'abandoned';
+
+/**
+ * agentgw_tool_calls_total{decision}: the tool calls tool rules decided (proposed in a model's answer, or made on /mcp).
+ * One family for the process, listed by every registry: the dialects and /mcp count where they decide, with no handle.
+ */
+const toolCalls = new CounterFamily('agentgw_tool_calls_total', 'Tool calls decided by tool rules (proposed by a model, or made on /mcp), by decision.', ['decision'], new Registry());
+const toolCallSeries = new Map<string, CounterSeries>();
+
+/** Counts one decided tool call. */
+export function countToolDecision(decision: ToolCallDecision): void {
+  let s = toolCallSeries.get(decision);
+  if (!s) toolCallSeries.set(decision, (s = toolCalls.with(decision)));
+  s.inc();
+}
+
 const BUDGET_CODES = new Set(['daily_budget_exceeded', 'monthly_budget_exceeded', 'trace_budget_exceeded']);
 
 /** Prometheus metrics of the data plane, served at GET /metrics. */
@@ -28,6 +45,7 @@ export class Metrics {
   private readonly upstreamErrors = new CounterFamily('agentgw_upstream_errors_total', 'Failed upstream calls, by provider and code.', ['provider', 'code'], this.registry);
 
   constructor() {
+    this.registry.registerMetric(toolCalls as never);
     collectDefaultMetrics({ register: this.registry, prefix: 'agentgw_process_' });
   }
 
