@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { createApi } from './api/client';
 import type { Me } from './api/types';
 import { Agents } from './pages/agents';
+import { Audit } from './pages/audit';
 import { Overview } from './pages/overview';
 import { Policies } from './pages/policies';
 import { SignIn } from './pages/sign-in';
@@ -16,39 +17,60 @@ const NAV = [
   { to: '/traces', label: 'Traces' },
   { to: '/agents', label: 'Agents' },
   { to: '/policies', label: 'Policies' },
+  { to: '/audit', label: 'Audit' },
   { to: '/system', label: 'System' },
 ];
 
 export function App() {
-  const [auth, setAuth] = useState<{ key: string; me: Me } | null>(null);
-  const [checking, setChecking] = useState(() => storedKey() !== null);
+  // key null: signed in through the OpenID issuer, with the gateway's session cookie.
+  const [auth, setAuth] = useState<{ key: string | null; me: Me } | null>(null);
+  const [checking, setChecking] = useState(true);
+  const [oidc, setOidc] = useState(false);
   const [notice, setNotice] = useState<string | undefined>();
 
-  const signOut = useCallback((why?: string) => {
+  const signOut = useCallback((why?: string, viaOidc = false) => {
     forgetKey();
     setAuth(null);
     setNotice(why);
+    if (viaOidc) void fetch('/api/auth/logout', { method: 'POST', credentials: 'same-origin', cache: 'no-store' }).catch(() => undefined);
   }, []);
 
-  // A key kept in this tab from before a reload: checked again before use.
+  // A key kept in this tab from before a reload is checked again before use; else a session cookie from an OIDC sign-in.
   useEffect(() => {
     const key = storedKey();
-    if (!key) return;
-    createApi(key, () => undefined)
-      .get<Me>('/me')
-      .then((me) => setAuth({ key, me }))
-      .catch(() => signOut('Your session ended: sign in again.'))
-      .finally(() => setChecking(false));
+    const probe = fetch('/api/auth/session', { credentials: 'same-origin', cache: 'no-store' })
+      .then((r) => (r.ok ? (r.json() as Promise<{ oidc: boolean; signed_in: boolean }>) : { oidc: false, signed_in: false }))
+      .catch(() => ({ oidc: false, signed_in: false }));
+    void (async () => {
+      const info = await probe;
+      setOidc(info.oidc);
+      if (key) {
+        await createApi(key, () => undefined)
+          .get<Me>('/me')
+          .then((me) => setAuth({ key, me }))
+          .catch(() => signOut('Your session ended: sign in again.'));
+      } else if (info.signed_in) {
+        await createApi(null, () => undefined)
+          .get<Me>('/me')
+          .then((me) => setAuth({ key: null, me }))
+          .catch(() => signOut('Your session ended: sign in again.'));
+      }
+      setChecking(false);
+    })();
   }, [signOut]);
 
   const session = useMemo<Session | null>(() => {
     if (!auth) return null;
+    const viaOidc = auth.key === null;
     return {
-      api: createApi(auth.key, () => signOut('The admin key stopped working (deleted?): sign in again.')),
+      api: createApi(auth.key, () =>
+        signOut(viaOidc ? 'Your console session ended (expired or signed out): sign in again.' : 'The admin key stopped working (deleted?): sign in again.', viaOidc),
+      ),
       me: auth.me,
       canWrite: auth.me.role !== 'viewer',
       isAdmin: auth.me.role === 'admin',
-      signOut: () => signOut(),
+      viaOidc,
+      signOut: () => signOut(undefined, viaOidc),
     };
   }, [auth, signOut]);
 
@@ -57,6 +79,7 @@ export function App() {
     return (
       <SignIn
         notice={notice}
+        oidc={oidc}
         onSignedIn={(key, me) => {
           storeKey(key);
           setNotice(undefined);
@@ -120,6 +143,8 @@ function Page(props: { path: string; query: URLSearchParams }) {
       return <Agents focus={props.query.get('agent') ?? undefined} />;
     case '/policies':
       return <Policies />;
+    case '/audit':
+      return <Audit />;
     case '/system':
       return <System />;
     default:

@@ -15,6 +15,8 @@ export interface Session {
   /** tenant_admin and admin keys may act; viewers only look. */
   canWrite: boolean;
   isAdmin: boolean;
+  /** Signed in through the OpenID issuer (a session cookie) rather than with an admin key. */
+  viaOidc: boolean;
   signOut(): void;
 }
 

@@ -18,17 +18,28 @@ export interface Api {
   all<T>(path: string, max?: number): Promise<T[]>;
 }
 
-/** The console's only way to the gateway: same origin, /api, the admin key as Bearer and nothing else. */
-export function createApi(adminKey: string, onUnauthorized: () => void): Api {
+/** The CSRF token of the console session (a cookie the gateway sets beside the HttpOnly session cookie). */
+function csrfToken(): string {
+  const m = /(?:^|;\s*)agentgw_csrf=([^;]*)/.exec(document.cookie);
+  return m ? m[1]! : '';
+}
+
+/**
+ * The console's only way to the gateway: same origin, /api, and either the admin key as Bearer (and no cookie), or, with
+ * `adminKey` null, the session cookie of an OpenID Connect sign-in plus its CSRF token on writes.
+ */
+export function createApi(adminKey: string | null, onUnauthorized: () => void): Api {
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${adminKey}`, accept: 'application/json' };
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (adminKey !== null) headers.authorization = `Bearer ${adminKey}`;
+    else if (method !== 'GET') headers['x-csrf-token'] = csrfToken();
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(`/api${path}`, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
-      credentials: 'omit',
+      credentials: adminKey !== null ? 'omit' : 'same-origin',
       referrerPolicy: 'no-referrer',
     });
     if (res.status === 204) return undefined as T;

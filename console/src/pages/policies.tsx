@@ -1,4 +1,4 @@
-import { useEffect, useMemo } from 'react';
+import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import type { Agent, PolicyView } from '../api/types';
 import { Badge, Card, ErrorNote, Loading } from '../components/bits';
 import { int, usd } from '../format';
@@ -22,8 +22,47 @@ function ruleLines(p: PolicyView): [string, string][] {
   return lines;
 }
 
-export function Policies() {
+/** A tenant_admin or admin changes a policy's monthly budget per agent here (PUT /policies/{id}: only that field). */
+function BudgetForm(props: { policy: PolicyView; onSaved(): void }) {
   const { api } = useSession();
+  const [value, setValue] = useState(props.policy.monthly_budget === null ? '' : String(props.policy.monthly_budget));
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    const v = value.trim();
+    const n = v === '' ? null : Number(v);
+    if (n !== null && !(Number.isFinite(n) && n >= 0)) {
+      setError(new Error('The monthly budget is a number of USD, 0 or more (empty: no limit).'));
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await api.send('PUT', `/policies/${encodeURIComponent(props.policy.id)}`, { monthly_budget: n });
+      props.onSaved();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="inline-form" onSubmit={save}>
+      <label>
+        Monthly budget per agent (USD)
+        <input name="monthly_budget" inputMode="decimal" placeholder="no limit" value={value} onChange={(e) => setValue(e.target.value)} />
+      </label>
+      <button type="submit" disabled={busy}>
+        {busy ? 'Saving…' : 'Save budget'}
+      </button>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+export function Policies() {
+  const { api, canWrite, me } = useSession();
   const data = usePoll(async () => ({ policies: await api.all<PolicyView>('/policies'), agents: await api.all<Agent>('/agents') }), [api], () => 30_000);
   const users = useMemo(() => {
     const m = new Map<string, Agent[]>();
@@ -62,6 +101,7 @@ export function Policies() {
                   </div>
                 ))}
               </dl>
+              {canWrite && (p.tenant_id !== null || me.role === 'admin') && <BudgetForm policy={p} onSaved={data.refresh} />}
               <h3>Agents using it ({users.get(p.id)?.length ?? 0})</h3>
               {users.get(p.id)?.length ? (
                 <ul className="chips">

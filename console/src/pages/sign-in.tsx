@@ -3,7 +3,7 @@ import { ApiError, createApi } from '../api/client';
 import type { Me } from '../api/types';
 
 /** Asks for an admin key and checks it with GET /api/me before keeping it. */
-export function SignIn(props: { onSignedIn(key: string, me: Me): void; notice?: string }) {
+export function SignIn(props: { onSignedIn(key: string, me: Me): void; notice?: string; oidc?: boolean }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -37,6 +37,15 @@ export function SignIn(props: { onSignedIn(key: string, me: Me): void; notice?: 
           else.
         </p>
         {props.notice && <p className="notice">{props.notice}</p>}
+        {props.oidc && (
+          <>
+            {/* A full navigation: the gateway sends the browser to the identity provider and back (code + PKCE). */}
+            <a className="button primary sso-button" href="/api/auth/oidc/login">
+              Sign in with your identity provider
+            </a>
+            <p className="muted small">Or, for small installs, with an admin key:</p>
+          </>
+        )}
         <label htmlFor="admin-key">Admin key</label>
         <input
           id="admin-key"
@@ -54,7 +63,7 @@ export function SignIn(props: { onSignedIn(key: string, me: Me): void; notice?: 
             {error}
           </p>
         )}
-        <button type="submit" className="primary" disabled={busy || !key.trim()}>
+        <button type="submit" className={props.oidc ? undefined : 'primary'} disabled={busy || !key.trim()}>
           {busy ? 'Checking…' : 'Sign in'}
         </button>
       </form>

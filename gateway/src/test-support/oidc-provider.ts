@@ -50,6 +50,7 @@ export async function startTestIssuer(users: OidcUsers): Promise<TestIssuer> {
         scopes: ['openid', 'profile', 'agentgw'],
         conformIdTokenClaims: false,
         pkce: { required: () => true },
+        ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
         findAccount: async (_ctx: unknown, sub: string) =>
           users[sub] ? { accountId: sub, claims: async () => ({ sub, ...users[sub] }) } : undefined,
         // Every client of this test issuer is trusted: no consent page.
