@@ -4,7 +4,7 @@ import secureJson from 'secure-json-parse';
 import { MIN_BODY_BYTES } from './part-cache.js';
 import { keepPart, keptPart, sentBefore } from './part-values.js';
 import { ReceivedJson, type Span, skipSpace } from './received-json.js';
-import { repeatsKey } from './repeated-keys.js';
+import { repeatsKeyOf } from './repeated-keys.js';
 
 /** Runs of bytes outside ASCII: each one a whole number of UTF-8 sequences (or invalid bytes), never a JSON delimiter. */
 const NON_ASCII_RUN = /[\x80-\xff]+/g;
@@ -63,8 +63,9 @@ function parsePart(bytes: Buffer): unknown {
   const latin1 = bytes.toString('latin1');
   const guarded = MAY_HOLD_PROTOTYPE_KEYS.test(latin1);
   const text = guarded ? bytes.toString('utf8') : textOf(bytes, latin1);
-  if (repeatsKey(text)) throw new RepeatedKey();
-  return guarded ? guardedParse(text) : JSON.parse(text);
+  const value: unknown = guarded ? guardedParse(text) : JSON.parse(text);
+  if (repeatsKeyOf(text, value)) throw new RepeatedKey();
+  return value;
 }
 
 /** The top-level arrays whose elements are kept one by one: an agent's conversation grows by elements, and tools come and go. */
@@ -179,7 +180,7 @@ export function parseReceivedJson(bytes: Buffer): unknown {
   const value = guarded ? guardedParse(text) : JSON.parse(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   // Bytes that repeat a key are not forwarded as received: the upstream gets the parsed value the checks read.
-  if (repeatsKey(text)) return value;
+  if (repeatsKeyOf(text, value)) return value;
   const body = value as Record<string, unknown>;
   if (raw !== null && planned !== null) {
     // The spans and digests found are those of this value: JSON.parse read the same bytes.

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { repeatsKey } from './repeated-keys.js';
+import { repeatsKey, repeatsKeyOf } from './repeated-keys.js';
 
 describe('repeatsKey', () => {
   it('finds a key repeated at any depth, escaped or not, and nothing in keys that only look alike', () => {
@@ -22,6 +22,49 @@ describe('repeatsKey', () => {
         if (doubled !== text) expect(repeatsKey(doubled)).toBe(true);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('repeatsKeyOf', () => {
+  const of = (text: string) => repeatsKeyOf(text, JSON.parse(text));
+
+  it('answers as repeatsKey on texts whose strings hold colons, quotes and backslashes', () => {
+    for (const text of [
+      '{"a":1,"a":2}',
+      '{"m":[{"role":"user","content":"x","content":"y"}]}',
+      '{"a":1,"\\u0061":2}',
+      '{"a" : {"a": {"a": 1}}, "b": [{"a":1},{"a":2}]}',
+      '{"a":"a:","b":["a","a"],"c":"{\\"a\\":1,\\"a\\":2}"}',
+      '{"A":1,"a":2}',
+      '{"k\\\\":"\\\\","k\\\\":":"}',
+      '{"x":"\\\\\\":","y":"::"}',
+      '{"__proto__":1,"__proto__":2}',
+      '{"__proto__":{"a":1},"b":{"__proto__":{}}}',
+      '[{"a":1},{"b":{"c":[{"d":1,"d":2}]}}]',
+      '["a:b", ":", "\\":"]',
+      '{"":1,"":2}',
+      '{"é":"ü:","\\u00e9":0}',
+      '{}',
+      '"a:b"',
+      '1',
+    ]) {
+      expect(of(text), text).toBe(repeatsKey(text));
+    }
+  });
+
+  it('answers as repeatsKey on any JSON, with a key written twice or not, spaced or not', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.boolean(), (v, spaced) => {
+        const text = JSON.stringify(v, null, spaced ? 1 : undefined);
+        expect(of(text)).toBe(repeatsKey(text));
+        const doubled = text.replace(/\{(\s*"(?:[^"\\]|\\.)*"\s*):/, (_m, key: string) => `{${key}:0,${key}:`);
+        if (doubled !== text) {
+          expect(of(doubled)).toBe(true);
+          expect(repeatsKey(doubled)).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 });

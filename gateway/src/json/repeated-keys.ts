@@ -33,3 +33,65 @@ export function repeatsKey(text: string): boolean {
   }
   return false;
 }
+
+/**
+ * repeatsKey(text) for a text already parsed, `value` being JSON.parse(text), without reading a key: in JSON a colon
+ * outside strings ends a key and nothing else, and JSON.parse gives each object one own key per distinct key, so the text
+ * repeats a key exactly when it holds more such colons than the value holds keys. Several times faster than repeatsKey on
+ * an agent's body, which is mostly long strings.
+ */
+export function repeatsKeyOf(text: string, value: unknown): boolean {
+  return colonsOutsideStrings(text) > keysIn(value);
+}
+
+/** The colons of a JSON text outside its string literals. */
+function colonsOutsideStrings(text: string): number {
+  let count = 0;
+  let colon = text.indexOf(':');
+  let at = 0;
+  for (;;) {
+    const quote = text.indexOf('"', at);
+    const stop = quote === -1 ? text.length : quote;
+    while (colon !== -1 && colon < stop) {
+      count++;
+      colon = text.indexOf(':', colon + 1);
+    }
+    if (quote === -1 || colon === -1) return count;
+    // The closing quote: the next one after an even number of backslashes.
+    let end = text.indexOf('"', quote + 1);
+    for (;;) {
+      if (end === -1) return count;
+      let b = end - 1;
+      while (text.charCodeAt(b) === 0x5c /* \ */) b--;
+      if ((end - 1 - b) % 2 === 0) break;
+      end = text.indexOf('"', end + 1);
+    }
+    at = end + 1;
+    // A colon inside the string is none.
+    if (colon < at) colon = text.indexOf(':', at);
+  }
+}
+
+/** The own keys of every object in a parsed JSON value, at any depth. */
+function keysIn(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let count = 0;
+  const stack: object[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const e: unknown = v[i];
+        if (typeof e === 'object' && e !== null) stack.push(e);
+      }
+      continue;
+    }
+    const keys = Object.keys(v);
+    count += keys.length;
+    for (let i = 0; i < keys.length; i++) {
+      const e: unknown = (v as Record<string, unknown>)[keys[i]!];
+      if (typeof e === 'object' && e !== null) stack.push(e);
+    }
+  }
+  return count;
+}
