@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   agent_suspended: { status: 403, type: 'policy_blocked' },
   tool_not_allowed: { status: 403, type: 'policy_blocked' },
   tool_calls_exceeded: { status: 403, type: 'policy_blocked' },
+  tool_denied: { status: 403, type: 'policy_blocked' },
   insufficient_role: { status: 403, type: 'permission_denied' },
   tenant_forbidden: { status: 403, type: 'permission_denied' },
   csrf_failed: { status: 403, type: 'permission_denied' },

@@ -20,6 +20,7 @@ import { perCallPrice, toolCallArguments, toolCallBody, toolCallView } from '../
 import { redactToolResult } from '../policy/tool-result-pii.js';
 import { traceStoppedError } from '../policy/trace-stop.js';
 import { stoppedTraceKey } from '../storage/snapshot.js';
+import { countToolDecision } from '../telemetry/metrics.js';
 import type { StoredAgent } from '../storage/store.js';
 import type { McpMetrics } from './mcp-metrics.js';
 import { policyToolName, splitFederatedName } from './names.js';
@@ -103,6 +104,7 @@ export async function callTool(deps: ToolCallDeps, caller: McpCaller, params: Ca
       for (const check of TOOL_CHECKS) await check.run(a);
     } finally {
       ctx.piiTypes = a.piiTypes;
+      if (a.toolDecision) countToolDecision(a.toolDecision.action === 'allow' ? 'allowed' : 'denied');
     }
     if (eff.captureBodies) ctx.capturedBody = capture(a.body);
     const args = toolCallArguments(a.body);

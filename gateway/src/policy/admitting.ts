@@ -4,6 +4,7 @@ import type { ModelPrice } from '../accounting/prices.js';
 import type { PiiType } from '../contract/index.js';
 import type { EffectivePolicy } from './effective-policy.js';
 import type { PolicyView } from './policy-view.js';
+import type { ToolDecision } from './tool-rules.js';
 
 /** A target the request may go to, with its price (undefined: not in the price table). */
 export interface PricedModel {
@@ -50,6 +51,8 @@ export interface Admitting {
   /** The output limit after rules.clamp_output lowered it; null when it was not lowered. */
   clampedMaxTokens: number | null;
   reservationId: string | null;
+  /** How the tool rules decided an MCP tool call; absent when no policy has tool rules. */
+  toolDecision?: ToolDecision;
 }
 
 /** One policy check: throws the CONTRACT error that refuses the request, or returns to let the next check run. */

@@ -10,9 +10,13 @@ import { rateLimitCheck } from './rate-limit.js';
 import { retryBlockCheck } from './retry-block.js';
 import { toolAllowListCheck } from './tool-allowlist.js';
 import { toolCallCapCheck } from './tool-call-cap.js';
+import { toolRulesCheck } from './tool-rules-check.js';
 import { traceStopCheck } from './trace-stop.js';
 
 export const CHECKS: readonly Check[] = [traceStopCheck, modelAllowListCheck, piiCheck, retryBlockCheck, rateLimitCheck, costCapCheck, budgetCheck];
 
-/** MCP tool calls (policy view: tool-call-view.ts): the tool allow-list for the model's, the per-trace call cap for rpm/tpm. */
-export const TOOL_CHECKS: readonly Check[] = [traceStopCheck, toolAllowListCheck, piiCheck, retryBlockCheck, toolCallCapCheck, costCapCheck, budgetCheck];
+/**
+ * MCP tool calls (policy view: tool-call-view.ts): the tool allow-list for the model's, then the tool rules (on the
+ * arguments as the agent sent them, before PII may redact them), the per-trace call cap for rpm/tpm.
+ */
+export const TOOL_CHECKS: readonly Check[] = [traceStopCheck, toolAllowListCheck, toolRulesCheck, piiCheck, retryBlockCheck, toolCallCapCheck, costCapCheck, budgetCheck];

@@ -68,6 +68,14 @@ export function proposedToolCall(name: string, text: string): ProposedToolCall {
   return { name, input, text };
 }
 
+/** The reason of an `approve` decided where no one can approve it yet. */
+export const APPROVALS_NOT_ENABLED = 'needs approval, and approvals are not enabled';
+
+/** A decision as it stands without approvals: an `approve` is a deny (fail closed), naming why; others as they are. */
+export function withoutApprovals(d: ToolDecision): ToolDecision {
+  return d.action === 'approve' ? { ...d, action: 'deny', reason: APPROVALS_NOT_ENABLED } : d;
+}
+
 export const NO_RULE: ToolDecision = Object.freeze({ action: 'allow', policyId: null, rule: null, reason: null });
 
 const STRICTNESS: Record<ToolAction, number> = { allow: 0, approve: 1, deny: 2 };

@@ -1,0 +1,101 @@
+// Tool rules on /mcp with the MCP SDK's client: a tools/call is decided by the policies' tool_rules (`server/tool`), a
+// denied call never reaches the upstream and comes back as a refused tool result with tool_denied and the refusal sentence.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { adminClient } from '../test-support/admin.js';
+import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
+import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
+
+async function connect(url: string, key: string, headers: Record<string, string> = {}): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, ...headers } } });
+  const client = new Client({ name: 'mcp-tool-rules-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+const meta = (r: CallToolResult) => r._meta?.['agentgw/error'] as { type: string; code: string } | undefined;
+const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+
+describe('tool rules on /mcp', () => {
+  let upstream: HttpMcpFixture;
+  let gw: TestGateway;
+  let key = '';
+  beforeAll(async () => {
+    upstream = await startHttpMcpServer();
+    gw = await startTestGateway({ config: { mcp_servers: { web: { url: upstream.url, timeout_ms: 5_000 } } } });
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+    await call('PUT', '/policies/guard', {
+      tenant_id: 'acme',
+      tool_rules: [
+        { tools: ['web/search'], when: { query: ['*rm -rf*', 're:(?i)drop\\s+table'] }, action: 'deny', reason: 'no destructive searches' },
+        { tools: ['web/send_*'], when: { to: '*@example.com' }, action: 'allow' },
+        { tools: ['web/send_*'], action: 'approve' },
+      ],
+    });
+    await call('PUT', '/policies/no-email', { tenant_id: 'acme', tool_rules: [{ tools: ['web/send_email'], action: 'deny' }] });
+    key = (await call('POST', '/agents', { name: 'agent', tenant_id: 'acme', policy_id: 'guard' })).api_key;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.close();
+  });
+
+  test('a call a when matcher denies is a refused tool result with tool_denied, recorded and never sent upstream', async () => {
+    const trace = `rules-${Date.now()}`;
+    const client = await connect(gw.url, key, { 'x-agent-trace-id': trace });
+    const metric = async () => Number(/^agentgw_tool_calls_total\{decision="denied"\} (\d+)/m.exec(await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).text())?.[1] ?? 0);
+    const deniedBefore = await metric();
+    try {
+      const before = upstream.calls.get('search') ?? 0;
+      const denied = (await client.callTool({ name: 'web__search', arguments: { query: 'how to  rm -rf / safely' } })) as CallToolResult;
+      expect(denied.isError).toBe(true);
+      expect(meta(denied)).toEqual({ type: 'policy_blocked', code: 'tool_denied' });
+      expect(text(denied)).toBe('agentgw refused the call to web/search: no destructive searches (policy guard, rule 1)');
+      const regex = (await client.callTool({ name: 'web__search', arguments: { query: 'DROP   TABLE users' } })) as CallToolResult;
+      expect(meta(regex)?.code).toBe('tool_denied');
+      expect(upstream.calls.get('search') ?? 0).toBe(before);
+
+      const allowed = (await client.callTool({ name: 'web__search', arguments: { query: 'mcp' } })) as CallToolResult;
+      expect(allowed.isError).toBeFalsy();
+      expect(text(allowed)).toBe('results for mcp');
+      expect(upstream.calls.get('search')).toBe(before + 1);
+
+      // An allow rule that matches, and an approve rule (a deny until approvals exist) for the rest.
+      expect((await client.callTool({ name: 'web__send_email', arguments: { to: 'bob@example.com', body: 'hi' } })).isError).toBeFalsy();
+      const held = (await client.callTool({ name: 'web__send_email', arguments: { to: 'eve@evil.test', body: 'hi' } })) as CallToolResult;
+      expect(meta(held)?.code).toBe('tool_denied');
+      expect(text(held)).toBe('agentgw refused the call to web/send_email: needs approval, and approvals are not enabled (policy guard, rule 3)');
+    } finally {
+      await client.close();
+    }
+    expect(await metric()).toBe(deniedBefore + 3);
+    const api = adminApi(gw.adminUrl, gw.adminKey);
+    const detail = await eventually(async () => {
+      const res = await api<TraceDetail>('GET', `/traces/${trace}`);
+      return res.status === 200 && res.body.requests.length === 5 ? res.body : undefined;
+    });
+    expect(detail.requests.map((s) => [s.tool, s.status, s.error_code])).toEqual([
+      ['web/search', 'blocked', 'tool_denied'],
+      ['web/search', 'blocked', 'tool_denied'],
+      ['web/search', 'ok', null],
+      ['web/send_email', 'ok', null],
+      ['web/send_email', 'blocked', 'tool_denied'],
+    ]);
+  });
+
+  test('X-Agent-Policy adds its rules: a deny in either policy wins', async () => {
+    const client = await connect(gw.url, key, { 'x-agent-policy': 'no-email' });
+    try {
+      const r = (await client.callTool({ name: 'web__send_email', arguments: { to: 'bob@example.com', body: 'hi' } })) as CallToolResult;
+      expect(meta(r)?.code).toBe('tool_denied');
+      expect(text(r)).toBe('agentgw refused the call to web/send_email: denied by policy (policy no-email, rule 1)');
+      expect((await client.callTool({ name: 'web__search', arguments: { query: 'fine' } })).isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+});
