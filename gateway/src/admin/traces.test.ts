@@ -38,6 +38,7 @@ const REQUEST_FIELDS = [
   'step',
   'stream',
   'tool',
+  'tool_calls',
   'ttft_ms',
 ];
 

@@ -25,6 +25,19 @@ export const TraceSummary = z
   .meta({ id: 'TraceSummary' });
 export type TraceSummary = z.infer<typeof TraceSummary>;
 
+export const TraceToolCall = z
+  .object({
+    id: z.string().describe("The call's id as the model gave it (Chat and Responses call_id, Messages tool_use id)."),
+    name: z.string().describe('The name the rules matched: the declared tool, or a built-in call by its kind.'),
+    decision: z.enum(['allowed', 'denied', 'approved', 'rejected', 'timed_out', 'abandoned']),
+    rule: z.object({ policy_id: z.string(), index: z.number().int() }).nullable().describe('The policy and 1-based rule that decided; null when no rule matched.'),
+    reason: z.string().nullable(),
+    approval_id: z.string().nullable(),
+    wait_ms: z.number(),
+  })
+  .meta({ id: 'TraceToolCall' });
+export type TraceToolCall = z.infer<typeof TraceToolCall>;
+
 export const TraceRequest = z
   .object({
     request_id: z.string(),
@@ -50,6 +63,8 @@ export const TraceRequest = z
     pii_types: z.array(PiiType),
     /** The Responses API response (`resp_...`) this step answered with; null on other endpoints. */
     response_id: z.string().nullable(),
+    // Optional in the type only, as `tool`: every step read from the store has it ([] when the step decided no call).
+    tool_calls: z.array(TraceToolCall).optional().describe("The calls the model proposed in this step's answer, as the policies' tool rules decided them."),
   })
   .meta({ id: 'TraceRequest' });
 export type TraceRequest = z.infer<typeof TraceRequest>;

@@ -195,6 +195,12 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.createIndex('audit_object').on('audit_log').columns(['object_id', 'at']).execute();
     },
   },
+  '0011_usage_tool_calls': {
+    // Tool rules: a model step lists the calls its answer proposed and how each was decided (JSON); earlier steps have none.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('usage_records').addColumn('tool_calls', 'text').execute();
+    },
+  },
   };
 }
 

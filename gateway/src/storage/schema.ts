@@ -67,6 +67,8 @@ export interface Database {
     response_id: string | null;
     /** The MCP tool of a tool-call step (`server/tool`, endpoint mcp); null on model steps (0008). */
     tool: string | null;
+    /** JSON array of the step's decided tool calls; null when no policy had tool rules (0011). */
+    tool_calls: string | null;
   };
   responses: {
     id: string;

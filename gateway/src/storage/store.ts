@@ -1,4 +1,4 @@
-import type { Agent, AdminKey, AuditEntry, AuditObjectKind, Policy, Role, Tenant, TraceRequest, TraceSummary, UsageRow } from '../contract/index.js';
+import type { Agent, AdminKey, AuditEntry, AuditObjectKind, Policy, Role, Tenant, TraceRequest, TraceSummary, TraceToolCall, UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
 
 export interface PageQuery {
@@ -50,6 +50,8 @@ export interface UsageRecord {
   response_id: string | null;
   /** The MCP tool of a tool-call step (`server/tool`, endpoint `mcp`); absent or null on model steps (and in journals of earlier releases). */
   tool?: string | null;
+  /** The calls the model proposed, as the tool rules decided them; absent or null when no policy has tool rules. */
+  tool_calls?: TraceToolCall[] | null;
 }
 
 /** One OpenAI Responses API turn that agentgw keeps (store: true), read back by `previous_response_id` and GET /responses/{id}. */

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { TraceRequest, TraceStopped, TraceSummary } from '../../contract/index.js';
+import type { TraceRequest, TraceStopped, TraceSummary, TraceToolCall } from '../../contract/index.js';
 import type { Database } from '../schema.js';
 import type { Page, TraceFilter } from '../store.js';
 import { decodeCursor, encodeCursor, type Report, round, traceKey, utc } from './common.js';
@@ -155,7 +155,7 @@ export async function getTrace(db: Kysely<Database>, report: Report, traceId: st
     .select([
       'seq', 'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
       'prompt_tokens', 'completion_tokens', 'cost', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types',
-      'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool',
+      'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool', 'tool_calls',
     ])
     .where('trace_id', '=', traceId);
   if (tenantId) q = q.where('tenant_id', '=', tenantId);
@@ -184,6 +184,7 @@ export async function getTrace(db: Kysely<Database>, report: Report, traceId: st
     pii_types: JSON.parse(r.pii_types),
     response_id: r.response_id ?? null,
     tool: r.tool ?? null,
+    tool_calls: r.tool_calls ? (JSON.parse(r.tool_calls) as TraceToolCall[]) : [],
   }));
   const ended = rows
     .map((r) => new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString())

@@ -17,6 +17,7 @@ export async function insertUsage(db: Kysely<Database>, rows: UsageRecord[]) {
     // A journal written by an earlier release has rows without it.
     response_id: r.response_id ?? null,
     tool: r.tool ?? null,
+    tool_calls: r.tool_calls ? JSON.stringify(r.tool_calls) : null,
   }));
   // A record already written (a retried flush) is skipped rather than failing the batch.
   await db
