@@ -1,5 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { ensureTestClients } from './test-clients/ensure.mjs';
+
+// The real clients the tests drive live in test-clients/ (not in `npm install`): installed there when missing, linked
+// into node_modules so the tests resolve them.
+ensureTestClients();
 
 const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
