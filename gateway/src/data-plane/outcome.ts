@@ -2,6 +2,7 @@ import type { AgentgwError } from '../contract/index.js';
 import type { Usage } from '../providers/spec.js';
 import type { UsageRecord } from '../storage/store.js';
 import type { RequestContext } from './request-context.js';
+import type { ToolCallRecord } from './tool-calls/gate.js';
 
 /** How one data-plane request ended, turned into its usage record. */
 export interface Outcome {
@@ -17,6 +18,8 @@ export interface Outcome {
   responseId?: string;
   /** The MCP tool a tool call called (`server/tool`): its step records endpoint mcp and this tool. */
   tool?: string;
+  /** The calls the answer proposed, as the tool rules decided them (only when some policy has tool rules). */
+  toolCalls?: ToolCallRecord[];
 }
 
 /** The model as recorded: a client's text (at most 256 characters, as validated) without NUL characters, which PostgreSQL text cannot hold. */
@@ -54,5 +57,6 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     reasoning_tokens: o.usage?.reasoning_tokens ?? 0,
     response_id: o.responseId ?? null,
     tool: o.tool ?? null,
+    ...(o.toolCalls ? { tool_calls: o.toolCalls } : {}),
   };
 }

@@ -8,6 +8,7 @@ import type { ClientAbort } from './client-abort.js';
 import type { DataPlane } from './data-plane.js';
 import type { Exchange } from './exchange.js';
 import { SseWriter } from './sse-writer.js';
+import type { ToolCallRecord } from './tool-calls/gate.js';
 
 export interface FrameSource extends AsyncIterable<string> {
   /** Frames already parsed and waiting (see ChatStream.takeReady). */
@@ -57,11 +58,21 @@ export async function relayFrames(ex: Exchange, abort: ClientAbort, source: Fram
  * stream that failed is recorded with its error's status (502 upstream_bad_response, 499 client_closed, ...), as it
  * would have been answered before the first byte: the 200 on the wire only meant that the stream had started.
  */
-export async function recordStreamed(dp: DataPlane, ex: Exchange, a: Admission, target: PricedTarget, source: FrameSource, relayed: Relayed, last: string, responseId?: string): Promise<void> {
+export async function recordStreamed(
+  dp: DataPlane,
+  ex: Exchange,
+  a: Admission,
+  target: PricedTarget,
+  source: FrameSource,
+  relayed: Relayed,
+  last: string,
+  responseId?: string,
+  toolCalls?: ToolCallRecord[],
+): Promise<void> {
   const usage = checkedUsage(source.usage());
   const cost = actualCost(target, usage);
   const httpStatus = relayed.failure ? relayed.failure.status : 200;
-  await dp.record(ex.ctx, { httpStatus, error: relayed.failure, usage, cost, ttftMs: relayed.ttftMs, provider: target.provider.name, model: target.id, ...(responseId ? { responseId } : {}) });
+  await dp.record(ex.ctx, { httpStatus, error: relayed.failure, usage, cost, ttftMs: relayed.ttftMs, provider: target.provider.name, model: target.id, ...(responseId ? { responseId } : {}), ...(toolCalls ? { toolCalls } : {}) });
   relayed.out.end(last);
   await dp.settle(a, ex.ctx, cost, usage);
 }

@@ -11,6 +11,10 @@ import { parseBody } from '../../parse-body.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { chatPolicyView } from './chat-policy-view.js';
+import { ChatToolFilter, gateChatCompletion } from '../../tool-calls/chat-tool-calls.js';
+import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
+import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { withoutDeniedTools } from '../../tool-calls/offered-tools.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
 export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
@@ -23,16 +27,19 @@ export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unkn
   for (let i = 0; i < messages.length; i++) checkContentPresent(messages[i]!, `messages[${i}]`);
   ctx.stream = body.stream === true;
   const admission = await admit(dp, ctx, body, chatPolicyView);
+  // Tool rules: only when some policy has them (else nothing below changes what is relayed).
+  const gate = toolGateOf(ctx);
+  if (gate) admission.body = withoutDeniedTools(admission.body, gate.rules, 'chat');
   const abort = new ClientAbort(ex.res);
   try {
-    if (ctx.stream) await streamChat(dp, ex, admission, abort);
-    else await completeChat(dp, ex, admission, abort);
+    if (ctx.stream) await streamChat(dp, ex, admission, abort, gate);
+    else await completeChat(dp, ex, admission, abort, gate);
   } finally {
     abort.dispose();
   }
 }
 
-async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: CancelSignal): Promise<void> {
+async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: CancelSignal, gate: ToolGate | null): Promise<void> {
   const ctx = ex.ctx;
   let answer: { result: ChatResult; target: PricedTarget };
   try {
@@ -46,14 +53,16 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: C
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
+  // Denied calls are taken out; an answer with none goes on as the upstream wrote it.
+  const edited = gate !== null && (await gateChatCompletion(result.body as unknown as Record<string, unknown>, gate));
   // The usage row is journaled before the answer leaves (a crash after it loses no billed row); settling the budget
   // hold (a round trip with Redis) comes after the answer and adds nothing to the caller's wait.
-  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
-  sendJson(ex, 200, result.raw ?? JSON.stringify(result.body), clampedHeader(a));
+  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
+  sendJson(ex, 200, edited ? JSON.stringify(result.body) : (result.raw ?? JSON.stringify(result.body)), clampedHeader(a));
   await dp.settle(a, ctx, cost, usage);
 }
 
-async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: ClientAbort): Promise<void> {
+async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: ClientAbort, gate: ToolGate | null): Promise<void> {
   const ctx = ex.ctx;
   let stream: ChatStream;
   let target: PricedTarget;
@@ -71,7 +80,10 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   // From here on the status is sent: failures become an SSE error event, and what was streamed is billed. A failed
   // stream ends with its error and no [DONE], as OpenAI ends one: [DONE] says the answer is whole.
   startEventStream(ex, clampedHeader(a));
-  const relayed = await relayFrames(ex, abort, stream);
+  const gated = gate ? new ToolGatedSource(stream, new ChatToolFilter(gate)) : null;
+  const relayed = await relayFrames(ex, abort, gated ?? stream);
   const failure = relayed.failure;
-  await recordStreamed(dp, ex, a, target, stream, relayed, failure ? `data: ${JSON.stringify(failure.toBody())}\n\n` : 'data: [DONE]\n\n');
+  let last = failure ? `data: ${JSON.stringify(failure.toBody())}\n\n` : 'data: [DONE]\n\n';
+  if (gated) last = await gated.filter.close(last, failure !== undefined);
+  await recordStreamed(dp, ex, a, target, stream, relayed, last, undefined, gate?.records);
 }

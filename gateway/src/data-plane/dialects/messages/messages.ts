@@ -18,6 +18,10 @@ import { type FrameSource, recordStreamed, relayFrames, startEventStream } from 
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
 import { checkBodyAnthropicBeta, checkedAnthropicBeta } from '../../anthropic-betas.js';
 import { messagesPolicyView } from './messages-policy-view.js';
+import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
+import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { MessagesToolFilter, gateMessage } from '../../tool-calls/messages-tool-calls.js';
+import { withoutDeniedTools } from '../../tool-calls/offered-tools.js';
 
 /**
  * The Anthropic headers a client sets that go on to an Anthropic upstream: anthropic-version, and the betas of
@@ -59,6 +63,9 @@ export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, qu
   checkBodyAnthropicBeta(body, dp.anthropicBetas);
   ctx.stream = body.stream === true;
   const a = await admit(dp, ctx, body, messagesPolicyView);
+  // Tool rules: only when some policy has them (else nothing below changes what is relayed).
+  const gate = toolGateOf(ctx);
+  if (gate) a.body = withoutDeniedTools(a.body, gate.rules, 'messages');
   const abort = new ClientAbort(ex.res);
   const call = (t: PricedTarget): MessagesCallContext => ({
     model: t.model,
@@ -70,8 +77,8 @@ export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, qu
     estimatePromptTokens: () => Math.ceil(messagesPolicyView.promptTokensUpperBound(a.body) / 4),
   });
   try {
-    if (ctx.stream) await streamMessage(dp, ex, a, abort, call);
-    else await createMessage(dp, ex, a, call);
+    if (ctx.stream) await streamMessage(dp, ex, a, abort, call, gate);
+    else await createMessage(dp, ex, a, call, gate);
   } finally {
     abort.dispose();
   }
@@ -83,7 +90,7 @@ function nativeOf(t: PricedTarget) {
   return native?.serves(t.model) ? native : undefined;
 }
 
-async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesRequest>, call: (t: PricedTarget) => MessagesCallContext): Promise<void> {
+async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesRequest>, call: (t: PricedTarget) => MessagesCallContext, gate: ToolGate | null): Promise<void> {
   const ctx = ex.ctx;
   const body = a.body;
   let answer: { result: { text: string; usage: Usage }; target: PricedTarget };
@@ -102,9 +109,15 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
+  let text = result.text;
+  if (gate !== null) {
+    // Denied calls are taken out; an answer with none goes on as the upstream wrote it.
+    const message = JSON.parse(text) as Record<string, unknown>;
+    if (await gateMessage(message, gate)) text = JSON.stringify(message);
+  }
   // Journaled before the answer leaves: a crash after it loses no billed row.
-  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null });
-  sendJson(ex, 200, result.text, clampedHeader(a));
+  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
+  sendJson(ex, 200, text, clampedHeader(a));
   await dp.settle(a, ctx, cost, usage);
 }
 
@@ -143,6 +156,7 @@ async function streamMessage(
   a: Admission<MessagesRequest>,
   abort: ClientAbort,
   call: (t: PricedTarget) => MessagesCallContext,
+  gate: ToolGate | null,
 ): Promise<void> {
   const ctx = ex.ctx;
   const body = a.body;
@@ -161,6 +175,9 @@ async function streamMessage(
   // From here on the status is sent: failures become an error event, and what was streamed is billed.
   startEventStream(ex, clampedHeader(a));
   const translated = stream instanceof TranslatedStream ? stream : null;
-  const relayed = await relayFrames(ex, abort, stream);
-  await recordStreamed(dp, ex, a, target, stream, relayed, relayed.failure ? anthropicErrorEvent(relayed.failure) : translated ? translated.finish() : '');
+  const gated = gate ? new ToolGatedSource(stream, new MessagesToolFilter(gate)) : null;
+  const relayed = await relayFrames(ex, abort, gated ?? stream);
+  let last = relayed.failure ? anthropicErrorEvent(relayed.failure) : translated ? translated.finish() : '';
+  if (gated) last = await gated.filter.close(last, relayed.failure !== undefined);
+  await recordStreamed(dp, ex, a, target, stream, relayed, last, undefined, gate?.records);
 }

@@ -18,6 +18,10 @@ import { checkKeyCase } from '../../key-case.js';
 import { checkBody } from '../../parse-body.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { responsesPolicyView } from './responses-policy-view.js';
+import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
+import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { withoutDeniedTools } from '../../tool-calls/offered-tools.js';
+import { ResponsesToolFilter, gateResponse, replaceItems } from '../../tool-calls/responses-tool-calls.js';
 import { STORED_HEADER, inputItems, keepResponse, newResponseId, notStoredEvents, notStoredResponse, refuseWhileStoreDown, withConversation } from './stored-responses.js';
 
 type Json = Record<string, unknown>;
@@ -56,6 +60,8 @@ interface Turn {
   previous: string | null;
   store: boolean;
   call: (t: PricedTarget) => ResponsesCallContext;
+  /** The request's tool rules, when some policy has them. */
+  gate: ToolGate | null;
 }
 
 export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
@@ -73,6 +79,9 @@ export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): 
   refuseWhileStoreDown(dp, parsed);
   const body = await withConversation(dp, ctx, parsed);
   const a = await admit(dp, ctx, body, responsesPolicyView);
+  // Tool rules: only when some policy has them (else nothing below changes what is relayed).
+  const gate = toolGateOf(ctx);
+  if (gate) a.body = withoutDeniedTools(a.body, gate.rules, 'responses');
   const abort = new ClientAbort(ex.res);
   const turn: Turn = {
     a,
@@ -88,6 +97,7 @@ export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): 
       includeUsage: true,
       estimatePromptTokens: () => Math.ceil(responsesPolicyView.promptTokensUpperBound(a.body) / 4),
     }),
+    gate,
   };
   try {
     if (ctx.stream) await streamResponse(dp, ex, turn, abort);
@@ -148,9 +158,11 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
+  // Denied calls are replaced, in the answer and in the response kept for the next turn.
+  if (turn.gate !== null && (await gateResponse(result.value, turn.gate))) result.text = JSON.stringify(result.value);
   const stored = await keep(dp, ex, turn, target, result.value);
   // Journaled before the answer leaves: a crash after it loses no billed row.
-  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id });
+  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id, toolCalls: turn.gate?.records });
   if (stored) sendJson(ex, 200, result.text, answerHeaders(a, result.dropped));
   else sendJson(ex, 200, JSON.stringify(notStoredResponse(result.value)), { ...answerHeaders(a, result.dropped), [STORED_HEADER]: 'false' });
   await dp.settle(a, ctx, cost, usage);
@@ -286,7 +298,8 @@ async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: Cl
   }
   // From here on the status is sent: failures become error events, and what was streamed is billed.
   startEventStream(ex, answerHeaders(a, dropped));
-  const relayed = await relayFrames(ex, abort, stream);
+  const filter = turn.gate ? new ResponsesToolFilter(turn.gate) : null;
+  const relayed = await relayFrames(ex, abort, filter ? new ToolGatedSource(stream, filter) : stream);
   let last: string;
   let response: Json | null;
   if (stream instanceof NativeStream) {
@@ -298,7 +311,11 @@ async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: Cl
       : stream.encoder.finish(stream.usage());
     response = relayed.failure ? null : (stream.encoder.response() as unknown as Json | null);
   }
+  if (filter) {
+    last = await filter.close(last, relayed.failure !== undefined);
+    response = replaceItems(response, filter.replaced);
+  }
   // The terminal event, held back until now, tells a turn that could not be stored.
   if (!(await keep(dp, ex, turn, target, response))) last = notStoredEvents(last);
-  await recordStreamed(dp, ex, a, target, stream, relayed, last, turn.id);
+  await recordStreamed(dp, ex, a, target, stream, relayed, last, turn.id, turn.gate?.records);
 }

@@ -1,0 +1,105 @@
+// The hold point every dialect shares: a call the model proposed, decided by the request's tool rules (CONTRACT: "Tool
+// rules and approvals"), and the record of each decision that goes on the step's trace.
+import { type ProposedToolCall, type ToolDecision, type ToolRules, toolRulesOf } from '../../policy/tool-rules.js';
+import { countToolDecision } from '../../telemetry/metrics.js';
+import type { RequestContext } from '../request-context.js';
+
+/** A decided call as the step's trace lists it (CONTRACT: Traces and usage). */
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  decision: 'allowed' | 'denied';
+  rule: { policy_id: string; index: number } | null;
+  reason: string | null;
+  approval_id: null;
+  wait_ms: number;
+}
+
+/** The call view of a proposed call: its name, its argument text, and the arguments parsed (undefined when not JSON). */
+export function callView(name: string, text: string): ProposedToolCall {
+  let input: unknown;
+  try {
+    input = text === '' ? {} : JSON.parse(text);
+  } catch {
+    input = undefined;
+  }
+  return { name, input, text };
+}
+
+/** A call whose input is one string (a custom tool): the rules read that string. */
+export function stringCallView(name: string, input: string): ProposedToolCall {
+  return { name, input, text: input };
+}
+
+const NO_APPROVALS = 'needs approval, and approvals are not enabled';
+
+/**
+ * Decides the calls of one answer and keeps their records. The hold is a promise so that a decision can wait (for a
+ * person, once approvals exist); today every decision is immediate, and `approve` is refused as approvals are not enabled.
+ */
+export class ToolGate {
+  readonly records: ToolCallRecord[] = [];
+
+  constructor(
+    readonly rules: ToolRules,
+    private readonly counted: (decision: 'allowed' | 'denied') => void = () => {},
+  ) {}
+
+  /** Decides one call; resolves with `allow` or `deny` (an `approve` is a deny until approvals exist). */
+  decide(id: string, call: ProposedToolCall): Promise<ToolDecision> {
+    const started = performance.now();
+    let d = this.rules.decide(call);
+    if (d.action === 'approve') d = { ...d, action: 'deny', reason: NO_APPROVALS };
+    const decision = d.action === 'allow' ? 'allowed' : 'denied';
+    this.records.push({
+      id,
+      name: call.name,
+      decision,
+      rule: d.policyId !== null && d.rule !== null ? { policy_id: d.policyId, index: d.rule } : null,
+      reason: d.reason,
+      approval_id: null,
+      wait_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    });
+    this.counted(decision);
+    return Promise.resolve(d);
+  }
+}
+
+/** The gate of a request whose policies have tool rules; null otherwise (nothing is held, edited or recorded). */
+export function toolGateOf(ctx: RequestContext): ToolGate | null {
+  const rules = ctx.policy ? toolRulesOf(ctx.policy) : null;
+  return rules === null ? null : new ToolGate(rules, countToolDecision);
+}
+
+/** Splits a run of complete SSE frames into frames (each with its closing blank line). */
+export function sseFrames(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let at = text.indexOf('\n\n'); at !== -1; at = text.indexOf('\n\n', start)) {
+    out.push(text.slice(start, at + 2));
+    start = at + 2;
+  }
+  if (start < text.length) out.push(text.slice(start));
+  return out;
+}
+
+/** The JSON of a frame's `data:` line, or undefined (a comment, `[DONE]`, or not JSON). */
+export function frameData(frame: string): Record<string, unknown> | undefined {
+  const at = frame.startsWith('data:') ? 0 : frame.indexOf('\ndata:') + 1;
+  if (at === 0 && !frame.startsWith('data:')) return undefined;
+  let end = frame.indexOf('\n', at);
+  if (end === -1) end = frame.length;
+  const text = frame.slice(at + 5, end).trim();
+  if (!text.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A frame with its data replaced, keeping its `event:` line when it had one. */
+export function withData(frame: string, data: unknown): string {
+  const event = frame.startsWith('event:') ? frame.slice(0, frame.indexOf('\n') + 1) : '';
+  return `${event}data: ${JSON.stringify(data)}\n\n`;
+}
