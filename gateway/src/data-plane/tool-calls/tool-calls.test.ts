@@ -6,7 +6,7 @@ import { ToolGate, frameData, sseFrames } from './gate.js';
 import { type StreamToolFilter, ToolGatedSource } from './gated-source.js';
 import { MessagesToolFilter, gateMessage } from './messages-tool-calls.js';
 import { withoutDeniedTools } from './offered-tools.js';
-import { ResponsesToolFilter, gateResponse } from './responses-tool-calls.js';
+import { ResponsesToolFilter, gateResponse, responsesCallView } from './responses-tool-calls.js';
 
 /** Rules as the decision module would answer: tools named deny* are denied by rule 2 of policy p1; `forbidden` outright. */
 const rules: ToolRules = {
@@ -188,6 +188,24 @@ describe('responses', () => {
     expect(message.type).toBe('message');
     expect((got[9]!.response as { output: unknown[] }).output).toEqual([message, { type: 'function_call', id: 'fc_2' }]);
     expect(filter.replaced.get('fc_1')).toEqual(message);
+  });
+});
+
+describe('the call view of a Responses call item', () => {
+  it('reads function calls by name, custom tools by their one string, built-in calls by kind and MCP calls by server', () => {
+    expect(responsesCallView({ type: 'function_call', name: 'exec_command', arguments: '{"cmd":"ls"}' })).toEqual({ name: 'exec_command', input: { cmd: 'ls' }, text: '{"cmd":"ls"}' });
+    expect(responsesCallView({ type: 'function_call', name: 'f', arguments: '{oops' })).toEqual({ name: 'f', input: undefined, text: '{oops' });
+    expect(responsesCallView({ type: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch' })).toEqual({ name: 'apply_patch', input: '*** Begin Patch', text: '*** Begin Patch' });
+    expect(responsesCallView({ type: 'local_shell_call', action: { type: 'exec', command: ['rm', '-rf', 'x'] } })).toEqual({
+      name: 'local_shell',
+      input: { type: 'exec', command: ['rm', '-rf', 'x'] },
+      text: '{"type":"exec","command":["rm","-rf","x"]}',
+    });
+    expect(responsesCallView({ type: 'shell_call', action: { commands: ['ls'] } }).name).toBe('shell');
+    expect(responsesCallView({ type: 'apply_patch_call', operation: { type: 'update_file', path: 'a' } }).input).toEqual({ type: 'update_file', path: 'a' });
+    expect(responsesCallView({ type: 'computer_call', action: { type: 'click' } }).name).toBe('computer');
+    expect(responsesCallView({ type: 'web_search_call', action: { query: 'q' } }).name).toBe('web_search');
+    expect(responsesCallView({ type: 'mcp_call', server_label: 'github', name: 'create_issue', arguments: '{}' })).toEqual({ name: 'mcp/github/create_issue', input: {}, text: '{}' });
   });
 });
 

@@ -58,6 +58,8 @@ beforeAll(async () => {
   admin = adminClient(gw.adminUrl, gw.adminKey);
   await admin.tenant('acme');
   await admin.policy('guard', { tool_rules: [{ tools: ['Bash'], when: { command: 'rm *' }, action: 'deny', reason: 'no deletions' }] });
+  // Denied outright (no `when`): never offered to the model.
+  await admin.policy('no-bash', { tool_rules: [{ tools: ['Bash', 'web_search'], action: 'deny' }] });
   key = (await admin.agent('acme', 'coder', 'guard')).api_key;
 });
 afterAll(async () => {
@@ -161,9 +163,34 @@ describe('responses through the OpenAI SDK', () => {
   }
 });
 
+describe('a tool denied with no `when` is not offered to the model', () => {
+  test('chat, messages and responses: left out of tools (web search too), a tool_choice naming it too; other tools stay', async () => {
+    const headers = { 'x-agent-policy': 'no-bash' };
+    const READ = { type: 'function' as const, function: { name: 'Read', parameters: { type: 'object' } } };
+    await openai('t-out').chat.completions.create(
+      { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], tools: [BASH, READ], tool_choice: { type: 'function', function: { name: 'Bash' } } },
+      { headers },
+    );
+    const chat = chatUp.chatRequests.at(-1)!.body;
+    expect(chat.tools.map((t: any) => t.function.name)).toEqual(['Read']);
+    expect(chat.tool_choice).toBeUndefined();
+    await anthropic('t-out').messages.create(
+      { model: 'anthropic/claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [{ name: 'Bash', input_schema: { type: 'object' } }] },
+      { headers },
+    );
+    expect(anthropicUp.requests.at(-1)!.body.tools).toBeUndefined();
+    await openai('t-out').responses.create(
+      { model: 'oairesp/gpt-4.1', input: 'x', tools: [{ type: 'web_search' }, { type: 'function', name: 'Read', parameters: {}, strict: false }] },
+      { headers },
+    );
+    expect(responsesUp.requests.at(-1)!.body.tools.map((t: any) => t.name ?? t.type)).toEqual(['Read']);
+  });
+});
+
 test('agentgw_tool_calls_total counts the decisions', async () => {
   const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).text();
-  // The `rm` call of each of the nine answers above, and the `ls` call of the seven that propose it.
-  expect(/^agentgw_tool_calls_total\{decision="denied"\} (\d+)$/m.exec(metrics)?.[1]).toBe('9');
+  // The `rm` call of each of the nine answers under `guard`, and the `ls` call of the seven that propose it; under
+  // `no-bash` every Bash call the upstreams still propose (two, one and two) is denied.
+  expect(/^agentgw_tool_calls_total\{decision="denied"\} (\d+)$/m.exec(metrics)?.[1]).toBe('14');
   expect(/^agentgw_tool_calls_total\{decision="allowed"\} (\d+)$/m.exec(metrics)?.[1]).toBe('7');
 });
