@@ -78,6 +78,23 @@ export class GenAiSpans {
       },
       ROOT_CONTEXT,
     );
+    // The calls the answer proposed, as the tool rules decided them: one event each.
+    if (r.tool_calls) {
+      for (const c of r.tool_calls) {
+        span.addEvent(
+          'agentgw.tool_call',
+          {
+            'gen_ai.tool.call.id': c.id,
+            'gen_ai.tool.name': c.name,
+            'agentgw.tool.decision': c.decision,
+            ...(c.rule ? { 'agentgw.tool.rule.policy_id': c.rule.policy_id, 'agentgw.tool.rule.index': c.rule.index } : {}),
+            ...(c.reason !== null ? { 'agentgw.tool.reason': c.reason } : {}),
+            'agentgw.tool.wait_ms': c.wait_ms,
+          },
+          start + r.latency_ms,
+        );
+      }
+    }
     if (r.error_code) span.setStatus({ code: SpanStatusCode.ERROR, message: r.error_code });
     span.end(start + r.latency_ms);
   }
