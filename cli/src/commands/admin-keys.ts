@@ -47,9 +47,10 @@ export async function adminKeysDelete(id: string, flags: Flags): Promise<number>
 
 export function registerAdminKeys(program: Command): void {
   const adminKeys = program.command('admin-keys').description('manage admin keys (admin role only)');
-  adminKeys.command('list').option('--json', 'print JSON').action(act(adminKeysList));
+  adminKeys.command('list').description('list the admin keys (names, roles, prefixes; never a key)').option('--json', 'print JSON').action(act(adminKeysList));
   adminKeys
     .command('create')
+    .description('create an admin key and print it once (only its hash is stored)')
     .requiredOption('--name <name>', 'what the key is for')
     .addOption(new Option('--role <role>', 'what the key may do').choices([...ROLES]).makeOptionMandatory())
     .option('--tenant <id>', 'scope the key to one tenant (required for tenant_admin)')

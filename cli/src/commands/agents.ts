@@ -84,12 +84,12 @@ export async function agentsSuspend(suspended: boolean, ref: string, flags: Flag
 
 export function registerAgents(program: Command): void {
   const agents = program.command('agents').description('manage agents (ID is agt_... or TENANT/NAME)');
-  agents.command('list').option('--tenant <id>', 'only this tenant').option('--json', 'print JSON').action(act(agentsList));
-  agents.command('get <id>').option('--json', 'print JSON').action(act(agentsGet));
+  agents.command('list').description('list the agents, with their spend').option('--tenant <id>', 'only this tenant').option('--json', 'print JSON').action(act(agentsList));
+  agents.command('get <id>').description('show an agent, its policy and spend').option('--json', 'print JSON').action(act(agentsGet));
   addKindFlags(agents.command('create').description('create an agent and print its key once'), CREATE_FLAGS, { requireRequired: true })
     .option('--json', 'print JSON (includes the key)')
     .action(act(agentsCreate));
-  agents.command('delete <id>').action(act(agentsDelete));
+  agents.command('delete <id>').description('delete an agent: its key stops working at once').action(act(agentsDelete));
   agents
     .command('suspend <id>')
     .description('refuse the agent\'s requests (403 agent_suspended) until resumed; a file without suspended leaves it so')

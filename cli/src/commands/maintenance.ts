@@ -14,7 +14,8 @@ export function registerMaintenance(program: Command): void {
   const maintenance = program.command('maintenance').description('turn maintenance mode on or off');
   maintenance
     .command('on')
+    .description('start maintenance: every /v1 request gets 503 maintenance with Retry-After')
     .option('--message <text>', 'message for callers')
     .action(act((flags: ConnectionOptions & { message?: string }) => maintenanceCommand('on', flags)));
-  maintenance.command('off').action(act((flags: ConnectionOptions) => maintenanceCommand('off', flags)));
+  maintenance.command('off').description('end maintenance: requests are served again').action(act((flags: ConnectionOptions) => maintenanceCommand('off', flags)));
 }

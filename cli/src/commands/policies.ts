@@ -59,8 +59,8 @@ export async function policiesDelete(id: string, flags: Flags): Promise<number> 
 
 export function registerPolicies(program: Command): void {
   const policies = program.command('policies').description('manage policies');
-  policies.command('list').option('--tenant <id>', 'only this tenant').option('--json', 'print JSON').action(act(policiesList));
-  policies.command('get <id>').option('--json', 'print JSON').action(act(policiesGet));
+  policies.command('list').description('list the policies').option('--tenant <id>', 'only this tenant').option('--json', 'print JSON').action(act(policiesList));
+  policies.command('get <id>').description('show a policy and its rules').option('--json', 'print JSON').action(act(policiesGet));
   addKindFlags(
     policies.command('create <id>').alias('put').description('create a policy, or change the given fields of an existing one'),
     PUT_FLAGS,
@@ -68,5 +68,5 @@ export function registerPolicies(program: Command): void {
   )
     .option('--json', 'print JSON')
     .action(act(policiesPut));
-  policies.command('delete <id>').action(act(policiesDelete));
+  policies.command('delete <id>').description('delete a policy no agent uses').action(act(policiesDelete));
 }

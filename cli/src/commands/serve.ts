@@ -34,20 +34,20 @@ function row(key: string, ...lines: string[]): string {
 }
 
 const LIMIT_ROWS = [
-  row(`body_mb: ${SERVE_LIMITS.body_mb}`, 'largest /v1 and /mcp request body (gateway_body_bytes, in bytes, still works)'),
-  row(`upstream_body_mb: ${SERVE_LIMITS.upstream_body_mb}`, 'largest upstream answer, or one event of its stream: past it the client', 'gets 502 upstream_bad_response and the upstream connection is dropped'),
+  row(`body_mb: ${SERVE_LIMITS.body_mb}`, 'largest /v1 and /mcp request body (gateway_body_bytes, in bytes,', 'still works)'),
+  row(`upstream_body_mb: ${SERVE_LIMITS.upstream_body_mb}`, 'largest upstream answer, or one event of its stream: past it the', 'client gets 502 upstream_bad_response and the upstream connection', 'is dropped'),
   row(`headers_timeout_s: ${SERVE_LIMITS.headers_timeout_s}`, "time a client has to send a request's headers (then 408)"),
   row(`request_timeout_s: ${SERVE_LIMITS.request_timeout_s}`, 'time a client has to send a whole request, headers and body; the', 'answer is not timed, so a stream may run as long as the model writes'),
   row(`keep_alive_timeout_s: ${SERVE_LIMITS.keep_alive_timeout_s}`, 'an idle client connection is closed after this; keep it above your', "load balancer's idle timeout (60 s on many)"),
   row(`max_connections: ${SERVE_LIMITS.max_connections}`, 'client connections at once (a stream holds one); more are closed at', 'once and clients retry; keep it below the open-file limit (ulimit -n)'),
   row(`pii_scan_bytes: ${SERVE_LIMITS.pii_scan_bytes}`, "UTF-8 bytes of text a request's PII rules may read (8 MiB; parts", 'sent before count too); past it 413 body_too_large, never unscanned'),
   row(`db_timeout_ms: ${SERVE_LIMITS.db_timeout_ms}`, 'deadline of every database call (waiting for a connection, then its', 'statements); past it the request gets 503 store_unavailable'),
-  row(`redis_timeout_ms: ${SERVE_LIMITS.redis_timeout_ms}`, 'longest wait for one Redis counters command; past it the request that', 'needs counters is 503 store_unavailable (a busy event loop does not count)'),
+  row(`redis_timeout_ms: ${SERVE_LIMITS.redis_timeout_ms}`, 'longest wait for one Redis counters command; past it the request', 'that needs counters is 503 store_unavailable (a busy event loop does', 'not count)'),
   row(`redis_breaker_failures: ${SERVE_LIMITS.redis_breaker_failures}`, 'Redis failures in a row after which such requests are refused at once', 'for a second, then one probe tries Redis again'),
   row(`mcp_sessions: ${SERVE_LIMITS.mcp_sessions}`, 'MCP sessions one node holds (an idle one takes about 0.7 KB); past it', 'the longest unused ends: its id is a 404 and the client starts anew'),
   row(`mcp_sessions_per_agent: ${SERVE_LIMITS.mcp_sessions_per_agent}`, '', "the same for one agent's sessions on one node"),
   '  mcp:',
-  row(`session_idle_s: ${SERVE_LIMITS.session_idle_s}`, 'an MCP session unused this long ends on every node; a request with its', 'id is then a 404 and the client initialises a new session'),
+  row(`session_idle_s: ${SERVE_LIMITS.session_idle_s}`, 'an MCP session unused this long ends on every node; a request with', 'its id is then a 404 and the client initialises a new session'),
   '  metrics:',
   row('require_key: true', '/metrics takes an admin key without a tenant (Authorization: Bearer)'),
   row('listen: HOST:PORT', 'serve /metrics on this address (a private one for the scraper), and', 'not on the main one'),
@@ -64,15 +64,18 @@ Limits (agentgw.yaml, defaults shown):
 ${LIMIT_ROWS}
 
 Environment:
-  AGENTGW_ADMIN_KEY     the root admin key (role admin). Unset on the first start: the server generates
-                        one and prints it once to stderr (only its hash is stored). Set: it is the root
-                        key, and replaces a key generated or set earlier (the server says so).
+  AGENTGW_ADMIN_KEY     the root admin key (role admin). Unset on the first start: the server
+                        generates one and prints it once to stderr (only its hash is stored). Set:
+                        it is the root key, and replaces a key generated or set earlier (the server
+                        says so).
   AGENTGW_CONFIG        the config file when --config is not given
-  AGENTGW_DATABASE_URL  postgres://... instead of SQLite (nodes that share it share the configuration)
+  AGENTGW_DATABASE_URL  postgres://... instead of SQLite (nodes that share it share the
+                        configuration)
   AGENTGW_REDIS_URL     redis://... for the budget and rate-limit counters nodes share
 
-Output: stderr carries sentences (a generated key, "agentgw listening: admin URL/api, gateway URL/v1,
-console URL/ui" once requests are accepted, errors); stdout carries the server's log, one JSON object a line.
+Output: stderr carries sentences (a generated key, "agentgw listening: admin URL/api, gateway
+URL/v1, console URL/ui" once requests are accepted, errors); stdout carries the server's log, one
+JSON object a line.
 SIGTERM or SIGINT (ctrl-C) drains the requests in flight, writes their usage and exits 0, saying
 "agentgw draining" when it starts and "agentgw stopped at TIME" when it is done; a second ctrl-C
 stops at once.

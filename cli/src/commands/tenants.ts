@@ -52,10 +52,10 @@ export async function tenantsDelete(id: string, flags: Flags): Promise<number> {
 
 export function registerTenants(program: Command): void {
   const tenants = program.command('tenants').description('manage tenants');
-  tenants.command('list').option('--json', 'print JSON').action(act(tenantsList));
-  tenants.command('get <id>').option('--json', 'print JSON').action(act(tenantsGet));
+  tenants.command('list').description('list the tenants').option('--json', 'print JSON').action(act(tenantsList));
+  tenants.command('get <id>').description('show a tenant, with its spend').option('--json', 'print JSON').action(act(tenantsGet));
   addKindFlags(tenants.command('create <id>').description('create a tenant'), CREATE_FLAGS, { requireRequired: true })
     .option('--json', 'print JSON')
     .action(act(tenantsCreate));
-  tenants.command('delete <id>').action(act(tenantsDelete));
+  tenants.command('delete <id>').description('delete a tenant (it must have no agents or policies left)').action(act(tenantsDelete));
 }
