@@ -54,8 +54,9 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
   );
   const opened: Array<() => unknown> = [() => store.close()];
   try {
-    // One key secret per deployment, shared by every node through the database unless set in the environment.
-    const secret = env.AGENTGW_KEY_SECRET ?? (await store.initSetting('key_secret', newSecret()));
+    // One key secret per deployment, shared by every node through the database unless set in the environment
+    // (AGENTGW_SECRET_KEY, CONTRACT's name; AGENTGW_KEY_SECRET, its earlier one). It also signs console session cookies.
+    const secret = env.AGENTGW_SECRET_KEY ?? env.AGENTGW_KEY_SECRET ?? (await store.initSetting('key_secret', newSecret()));
     const hasher = new KeyHasher(secret);
     const generatedAdminKey = await ensureRootKey(store, hasher, env, opts.announceKey);
     const snapshot = new Snapshot(store);

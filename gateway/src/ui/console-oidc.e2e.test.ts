@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConsoleSessions } from '../admin/console-session.js';
+import { KeyHasher } from '../security/keys.js';
 import { adminClient } from '../test-support/admin.js';
 import { launchChromium } from '../test-support/browser.js';
 import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
@@ -13,6 +14,8 @@ import { existsSync } from 'node:fs';
 import { CONSOLE_DIST } from './serve-console.js';
 
 const CLIENT = { client_id: 'agentgw-console', client_secret: 'console-client-secret-never-shown' };
+/** The deployment's secret, which signs the console's session cookies. */
+const SECRET_KEY = 'oidc-e2e-deployment-secret-0123456789';
 let idp: TestIssuer;
 let gw: TestGateway;
 let browser: Browser;
@@ -27,6 +30,7 @@ beforeAll(async () => {
     olaf: { name: 'Olaf Outsider', agentgw_role: 'marketing' },
   });
   gw = await startTestGateway({
+    env: { AGENTGW_SECRET_KEY: SECRET_KEY },
     config: {
       console: {
         enabled: true,
@@ -172,7 +176,8 @@ describe('console sign-in through OpenID Connect', () => {
   });
 
   test('an expired session and a tampered cookie are refused; a user whose claims map to no role is not signed in', async () => {
-    const sessions = new ConsoleSessions(gw.runtime.hasher, idp.issuer, 8 * 3600);
+    // Cookies signed here with AGENTGW_SECRET_KEY, as the gateway signs them.
+    const sessions = new ConsoleSessions(new KeyHasher(SECRET_KEY), idp.issuer, 8 * 3600);
     const who = { sub: 'ana', name: 'Ana Ops', role: 'tenant_admin' as const, tenant_id: 'acme' };
     const me = (cookie: string) => fetch(`${gw.adminUrl}/me`, { headers: { cookie: `agentgw_session=${cookie}` } });
 

@@ -309,7 +309,9 @@ describe('the console at /ui', () => {
       const where = `${r.method} ${r.url}`;
       expect(new URL(r.url).origin, where).toBe(origin);
       const path = new URL(r.url).pathname;
-      if (path.startsWith('/api/')) expect(r.headers.authorization, where).toBe(`Bearer ${r.key}`);
+      // /api/auth/* is the OpenID sign-in's (it says whether one is offered): never the admin key.
+      if (path.startsWith('/api/auth/')) expect(r.headers.authorization, where).toBeUndefined();
+      else if (path.startsWith('/api/')) expect(r.headers.authorization, where).toBe(`Bearer ${r.key}`);
       else expect(r.headers.authorization, where).toBeUndefined();
       const rest = JSON.stringify({ url: r.url, body: r.body, headers: { ...r.headers, authorization: undefined } });
       for (const secret of secrets) expect(rest.includes(secret), `${where} carries a key`).toBe(false);
