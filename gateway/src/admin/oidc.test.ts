@@ -1,6 +1,7 @@
 // Id token validation against a real OpenID provider's discovery document and JWKS, and the console session cookie.
 import { SignJWT, exportJWK, generateKeyPair, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig } from '../config.js';
 import { AgentgwError } from '../contract/index.js';
 import { KeyHasher } from '../security/keys.js';
 import { type TestIssuer, startTestIssuer } from '../test-support/oidc-provider.js';
@@ -102,5 +103,16 @@ describe('console session cookie', () => {
     const b = sessions.issue(who);
     expect(a.csrf).not.toBe(b.csrf);
     expect(sessions.csrfOf(a.session)).toBe(a.csrf);
+  });
+});
+
+describe('console.oidc in agentgw.yaml', () => {
+  test('defaults fill the optional keys; a bad issuer or an unknown role in role_map is refused naming the field', () => {
+    const c = loadConfig({ env: {}, overrides: { console: { oidc: { issuer: 'https://idp.example', client_id: 'agentgw' } } } });
+    expect(c.console.oidc).toEqual({ issuer: 'https://idp.example', client_id: 'agentgw', role_claim: 'agentgw_role', scopes: ['openid', 'profile', 'email'], session_hours: 8 });
+    expect(() => loadConfig({ env: {}, overrides: { console: { oidc: { issuer: 'not a url', client_id: 'agentgw' } } } })).toThrow(/console\.oidc\.issuer/);
+    expect(() => loadConfig({ env: {}, overrides: { console: { oidc: { issuer: 'https://idp.example', client_id: 'agentgw', role_map: { ops: 'root' } } } } })).toThrow(
+      /console\.oidc\.role_map/,
+    );
   });
 });
