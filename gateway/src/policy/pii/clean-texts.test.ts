@@ -27,6 +27,27 @@ describe('scanRequestPii remembers texts it found clean', () => {
     expect(scans()).toBe(5);
   });
 
+  it('remembers short clean texts of 8 characters or more (keys and ids with digits cost the detectors the most)', () => {
+    const types: PiiType[] = ['email', 'phone', 'credit_card'];
+    const body = { messages: [{ role: 'user', content: [{ type: 'text', text: 'clear_thinking_20251015' }] }] };
+    expect(scanRequestPii(body, types)).toEqual([]);
+    vi.mocked(detectPii).mockClear();
+    expect(scanRequestPii(body, types)).toEqual([]);
+    expect(scans()).toBe(0);
+  });
+
+  it('keeps a text in use while one-off texts come and go past the budget', () => {
+    const types: PiiType[] = ['email'];
+    const kept = `${SYSTEM} ${'again '.repeat(1_000)}`;
+    expect(scanRequestPii({ messages: [{ role: 'system', content: kept }] }, types)).toEqual([]);
+    // Three million characters of one-off texts: only they are scanned, the text in use never again.
+    for (let i = 0; i < 300; i++) {
+      vi.mocked(detectPii).mockClear();
+      expect(scanRequestPii({ messages: [{ role: 'system', content: kept }, { role: 'user', content: `${'once '.repeat(2_000)}${i}` }] }, types)).toEqual([]);
+      expect(scans()).toBe(1);
+    }
+  });
+
   it('never remembers a text with PII, and a text clean for one type list is still scanned for another', () => {
     const withPhone = `${SYSTEM} Call the on-call engineer at +1 415 555 2671 if the build breaks.`;
     const body = { messages: [{ role: 'user', content: withPhone }] };
@@ -40,14 +61,14 @@ describe('scanRequestPii remembers texts it found clean', () => {
     expect(scans()).toBeGreaterThanOrEqual(2);
   });
 
-  it('starts over once the remembered texts pass their size budget, and keeps finding PII meanwhile', () => {
+  it('drops the least recently seen texts once the remembered ones pass their size budget, and keeps finding PII meanwhile', () => {
     const types: PiiType[] = ['email'];
     for (let i = 0; i < 200; i++) {
       const text = `${'step '.repeat(2_000)}${i}`;
       expect(scanRequestPii({ messages: [{ role: 'user', content: text }] }, types)).toEqual([]);
     }
     vi.mocked(detectPii).mockClear();
-    // The first texts were dropped when the budget (about a million characters) was passed: scanned again.
+    // The first texts were dropped once the budget (about half a million characters a generation) was passed: scanned again.
     expect(scanRequestPii({ messages: [{ role: 'user', content: `${'step '.repeat(2_000)}0` }] }, types)).toEqual([]);
     expect(scans()).toBe(1);
     // The latest ones are still remembered.

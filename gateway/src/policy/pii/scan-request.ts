@@ -1,4 +1,5 @@
 import { PII_TYPES, type PiiType } from '../../contract/policies.js';
+import { Generations } from '../../json/generations.js';
 import { partsLookedUp, perElement } from '../../json/part-cache.js';
 import { ALLOW_NOTHING, type PiiAllow } from './pii-allow.js';
 import type { PiiMatch } from './pii-match.js';
@@ -12,23 +13,30 @@ export type TextWalker = (body: Record<string, unknown>, visit: TextVisitor, sco
 
 const walkChat: TextWalker = (body, visit, scope) => visitRequestTexts(body, visit, scope);
 
-/** Texts shorter than this are scanned every time: remembering them would cost about what scanning them does. */
-const REMEMBER_FROM_CHARS = 64;
-/** The characters of clean texts remembered in all; past it, the memory starts over. */
-const REMEMBERED_CHARS = 1 << 20;
+/**
+ * Texts shorter than this are scanned every time: the detectors return at once below 4 characters, and a few more cost
+ * about what looking them up does. Longer ones are remembered, short ones too: a key or id of a few dozen characters with
+ * digits in it (`clear_thinking_20251015`, a UUID) costs the detectors microseconds, the look-up a fraction of one.
+ */
+const REMEMBER_FROM_CHARS = 8;
+/** The characters of clean texts remembered per set of settings (at most twice this: see Generations), each text counted with ENTRY_CHARS more. */
+const REMEMBERED_CHARS = 1 << 19;
+/** What an entry costs besides its characters (the set's own memory), in characters: many short texts are no free lunch. */
+const ENTRY_CHARS = 32;
+/** Sets of settings remembered at once; past it, the memory starts over (policies seldom differ in PII settings). */
+const MAX_SETTINGS = 64;
 
 /**
- * Texts already scanned and found clean, per set of PII types and allow-list, within one budget for the whole process.
- * An agent sends its whole conversation again at every step, so most of a request is text an earlier step already
- * scanned; it is looked up, not scanned again.
+ * Texts already scanned and found clean, per set of PII types and allow-list. An agent sends its whole conversation
+ * again at every step, so most of a request is text an earlier step already scanned; it is looked up, not scanned again.
+ * The least recently seen go first (see Generations), so one-off texts never push out the conversations in flight.
  */
 class CleanTexts {
-  private readonly bySettings = new Map<string, Set<string>>();
-  private chars = 0;
+  private readonly bySettings = new Map<string, Generations<number>>();
   /** The canonical key of each type list seen (the same list object comes back for the same policies). */
   private readonly keys = new WeakMap<readonly PiiType[], string>();
 
-  private textsFor(types: readonly PiiType[], allow: PiiAllow): Set<string> {
+  private textsFor(types: readonly PiiType[], allow: PiiAllow): Generations<number> {
     let key = this.keys.get(types);
     if (key === undefined) {
       key = [...types].sort().join(',');
@@ -36,22 +44,20 @@ class CleanTexts {
     }
     if (allow.key !== '') key = `${key}\n${allow.key}`;
     let texts = this.bySettings.get(key);
-    if (!texts) this.bySettings.set(key, (texts = new Set()));
+    if (!texts) {
+      if (this.bySettings.size >= MAX_SETTINGS) this.bySettings.clear();
+      this.bySettings.set(key, (texts = new Generations<number>(REMEMBERED_CHARS, (chars) => chars + ENTRY_CHARS)));
+    }
     return texts;
   }
 
   has(types: readonly PiiType[], allow: PiiAllow, text: string): boolean {
-    return text.length >= REMEMBER_FROM_CHARS && this.textsFor(types, allow).has(text);
+    return text.length >= REMEMBER_FROM_CHARS && this.textsFor(types, allow).get(text) !== undefined;
   }
 
   add(types: readonly PiiType[], allow: PiiAllow, text: string): void {
-    if (text.length < REMEMBER_FROM_CHARS || text.length > REMEMBERED_CHARS / 8) return;
-    if (this.chars + text.length > REMEMBERED_CHARS) {
-      this.bySettings.clear();
-      this.chars = 0;
-    }
-    this.textsFor(types, allow).add(text);
-    this.chars += text.length;
+    if (text.length < REMEMBER_FROM_CHARS || text.length > REMEMBERED_CHARS / 4) return;
+    this.textsFor(types, allow).set(text, text.length);
   }
 }
 
