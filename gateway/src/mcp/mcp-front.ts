@@ -204,10 +204,13 @@ async function pipe(response: Response, res: ServerResponse): Promise<void> {
     return;
   }
   // The headers, an answer ready at once and the end of the stream go out in one write; a stream's headers within a turn.
-  res.cork();
+  // The connection is corked, never the response: Node 22 keeps a corked response's chunks in a buffer of its own that
+  // end() leaves behind (see SseWriter). A corked socket keeps writes in order, and end() uncorks it fully.
+  const socket = res.socket;
+  socket?.cork();
   res.flushHeaders();
   setImmediate(() => {
-    if (!res.writableEnded) res.uncork();
+    if (socket && socket.writableCorked > 0) socket.uncork();
   });
   const reader = response.body.getReader();
   const gone = () => void reader.cancel().catch(() => undefined);
