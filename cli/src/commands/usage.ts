@@ -33,6 +33,7 @@ export async function usageCommand(flags: Flags): Promise<number> {
     [
       { header: groupBy.toUpperCase(), value: (r) => (byAgent ? names.nameOf(r.key) : r.key) },
       { header: 'REQUESTS', value: (r) => String(r.requests) },
+      { header: 'ERRORS', value: (r) => String(r.errors) },
       { header: 'PROMPT', value: (r) => String(r.prompt_tokens) },
       { header: 'COMPLETION', value: (r) => String(r.completion_tokens) },
       { header: 'COST', value: (r) => usd(r.cost) },
@@ -45,7 +46,7 @@ export async function usageCommand(flags: Flags): Promise<number> {
 export function registerUsage(program: Command): void {
   program
     .command('usage')
-    .description('requests, tokens and cost, grouped')
+    .description('requests, errors (blocked or failed), tokens and cost, grouped')
     .addOption(new Option('--group-by <key>', 'group rows by').choices(['agent', 'tenant', 'model', 'tool', 'day', 'hour']).default('agent'))
     .option('--from <time>', 'RFC 3339 start')
     .option('--to <time>', 'RFC 3339 end (exclusive)')

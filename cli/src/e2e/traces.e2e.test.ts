@@ -121,20 +121,21 @@ describe.sequential('traces, usage and admin keys against a real server', () => 
     expect(res.stderr).toMatch(/^Error: .*no-such-run.*\(404 trace_not_found\)\n$/);
   });
 
-  it('usage: requests, tokens and cost per agent (by name; JSON keeps the id), model and day', async () => {
+  it('usage: requests, errors, tokens and cost per agent (by name; JSON keeps the id), model and day', async () => {
     const byAgent = JSON.parse((await cli('usage', '--json', '--tenant', 'obs')).stdout) as UsageRow[];
     expect(byAgent).toEqual([
       { key: agentId, requests: 3, errors: 1, prompt_tokens: trace.prompt_tokens, completion_tokens: trace.completion_tokens, cost: trace.cost },
     ]);
     const table = await cli('usage', '--tenant', 'obs');
-    expect(table.stdout.split('\n')[0]).toMatch(/^AGENT\s+REQUESTS\s+PROMPT\s+COMPLETION\s+COST$/);
-    expect(table.stdout.split('\n')[1]).toMatch(/^obs\/bot\s+3\s+/);
+    // The table has every column --json has: errors too.
+    expect(table.stdout.split('\n')[0]).toMatch(/^AGENT\s+REQUESTS\s+ERRORS\s+PROMPT\s+COMPLETION\s+COST$/);
+    expect(table.stdout.split('\n')[1]).toMatch(/^obs\/bot\s+3\s+1\s+/);
     const byModel = JSON.parse((await cli('usage', '--json', '--group-by', 'model')).stdout) as UsageRow[];
     expect(byModel.find((r) => r.key === 'mock/mock-1')?.requests).toBe(3);
     const today = new Date().toISOString().slice(0, 10);
     const byDay = await cli('usage', '--group-by', 'day', '--from', `${today}T00:00:00Z`);
-    expect(byDay.stdout.split('\n')[0]).toMatch(/^DAY\s+REQUESTS\s+PROMPT\s+COMPLETION\s+COST$/);
-    expect(byDay.stdout).toMatch(new RegExp(`^${today}\\s+3\\s+`, 'm'));
+    expect(byDay.stdout.split('\n')[0]).toMatch(/^DAY\s+REQUESTS\s+ERRORS\s+PROMPT\s+COMPLETION\s+COST$/);
+    expect(byDay.stdout).toMatch(new RegExp(`^${today}\\s+3\\s+1\\s+`, 'm'));
   });
 
   it('traces tail --json prints a trace made while it runs, and again only when it changes', async () => {
