@@ -53,15 +53,15 @@ describe('the example CDKTF stack, deployed with agentgw', () => {
 
   it('synthesizes to one tenant, two policies and three agents, references resolved', async () => {
     const desired = await desiredStateFromCdktf(stackDir);
-    expect(desired.tenants).toEqual([{ id: 'acme', name: 'Acme Inc.', labels: { team: 'support' } }]);
+    expect(desired.tenants).toEqual([{ id: 'initech', name: 'Initech', labels: { team: 'support' } }]);
     expect(desired.policies.map((p) => [p.id, p.tenant_id])).toEqual([
-      ['research-capped', 'acme'],
-      ['support-standard', 'acme'],
+      ['initech-research', 'initech'],
+      ['initech-support', 'initech'],
     ]);
     expect(desired.agents.map((a) => `${a.tenant_id}/${a.name}:${a.policy_id}`)).toEqual([
-      'acme/research-assistant:research-capped',
-      'acme/support-bot:support-standard',
-      'acme/support-triage:support-standard',
+      'initech/research-assistant:initech-research',
+      'initech/support-bot:initech-support',
+      'initech/support-triage:initech-support',
     ]);
   });
 
@@ -78,14 +78,14 @@ describe('the example CDKTF stack, deployed with agentgw', () => {
     }
     expect(result.failed).toBeNull();
     expect(result.done).toHaveLength(6);
-    expect(Object.keys(result.keys).sort()).toEqual(['acme/research-assistant', 'acme/support-bot', 'acme/support-triage']);
+    expect(Object.keys(result.keys).sort()).toEqual(['initech/research-assistant', 'initech/support-bot', 'initech/support-triage']);
 
     expect((await planChanges(client, desired, { mode: 'sync' })).changes).toEqual([]);
 
     setBudget(250, 300);
     const changed = await planChanges(client, await desiredStateFromCdktf(stackDir), { mode: 'sync' });
     expect(changed.changes.map((c) => [c.op, c.kind, c.id, c.changes])).toEqual([
-      ['update', 'policy', 'support-standard', [expect.objectContaining({ field: 'monthly_budget', old: 250, new: 300 })]],
+      ['update', 'policy', 'initech-support', [expect.objectContaining({ field: 'monthly_budget', old: 250, new: 300 })]],
     ]);
   });
 
@@ -103,7 +103,7 @@ describe('the example CDKTF stack, deployed with agentgw', () => {
     expect(plan.status).toBe(2);
     const doc = JSON.parse(plan.out.slice(plan.out.indexOf('{')));
     expect(doc.summary).toEqual({ add: 0, change: 1, destroy: 0 });
-    expect(doc.changes[0]).toMatchObject({ op: 'update', kind: 'policy', id: 'support-standard' });
+    expect(doc.changes[0]).toMatchObject({ op: 'update', kind: 'policy', id: 'initech-support' });
     expect(doc.changes[0].changes).toEqual([expect.objectContaining({ field: 'monthly_budget', old: 300, new: 275 })]);
   });
 });

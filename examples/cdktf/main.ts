@@ -13,11 +13,11 @@ export class SupportStack extends TerraformStack {
     // The admin URL and key come from AGENTGW_ADMIN_URL and AGENTGW_ADMIN_KEY, so no secret lives in code.
     new AgentgwProvider(this, 'agentgw');
 
-    const acme = new Tenant(this, 'acme', { id: 'acme', name: 'Acme Inc.', labels: { team: 'support' } });
+    const initech = new Tenant(this, 'initech', { id: 'initech', name: 'Initech', labels: { team: 'support' } });
 
     const standard = new Policy(this, 'support_standard', {
-      id: 'support-standard',
-      tenantId: acme.id,
+      id: 'initech-support',
+      tenantId: initech.id,
       monthlyBudget: 250,
       // mock/*: the offline mock that `npm start` serves without providers (as in examples/policies.yaml); not in production
       allowedModels: ['openai/gpt-4o-mini', 'anthropic/claude-*', 'mock/mock-1'],
@@ -25,19 +25,19 @@ export class SupportStack extends TerraformStack {
     });
 
     const research = new Policy(this, 'research_capped', {
-      id: 'research-capped',
-      tenantId: acme.id,
+      id: 'initech-research',
+      tenantId: initech.id,
       monthlyBudget: 50,
       dailyBudget: 5,
       allowedModels: ['openai/*', 'mock/*'],
       rules: { pii: 'redact', piiTypes: ['email', 'phone'], rpm: 60, maxCostPerTrace: 2 },
     });
 
-    const bot = new Agent(this, 'support_bot', { name: 'support-bot', tenantId: acme.id, policyId: standard.id });
-    new Agent(this, 'support_triage', { name: 'support-triage', tenantId: acme.id, policyId: standard.id });
+    const bot = new Agent(this, 'support_bot', { name: 'support-bot', tenantId: initech.id, policyId: standard.id });
+    new Agent(this, 'support_triage', { name: 'support-triage', tenantId: initech.id, policyId: standard.id });
     new Agent(this, 'research_assistant', {
       name: 'research-assistant',
-      tenantId: acme.id,
+      tenantId: initech.id,
       policyId: research.id,
       labels: { owner: 'research' },
     });

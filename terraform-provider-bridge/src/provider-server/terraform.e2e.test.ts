@@ -69,7 +69,7 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
     const apply = await terraform('apply', '-auto-approve', '-input=false');
     expect(apply.out).toContain('Apply complete! Resources: 6 added, 0 changed, 0 destroyed.');
     expect(apply.status).toBe(0);
-    expect((await admin('/policies')).data.map((p: { id: string }) => p.id).sort()).toEqual(['research-capped', 'support-standard']);
+    expect((await admin('/policies')).data.map((p: { id: string }) => p.id).sort()).toEqual(['initech-research', 'initech-support']);
     expect((await admin('/agents')).data).toHaveLength(3);
 
     const key = (await terraform('output', '-raw', 'support_bot_key')).out.trim();
@@ -88,19 +88,19 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
     expect(plan.out).toContain('Plan: 0 to add, 1 to change, 0 to destroy.');
     expect(plan.out).toMatch(/monthly_budget = 250 -> 300/);
     expect((await terraform('apply', '-auto-approve', '-input=false')).status).toBe(0);
-    expect((await admin('/policies/support-standard')).monthly_budget).toBe(300);
+    expect((await admin('/policies/initech-support')).monthly_budget).toBe(300);
   });
 
   it('carries the tenant budget fields, and leaves an operator\'s suspension alone while the agent does not set it', async () => {
     const stack = JSON.parse(readFileSync(stackFile(), 'utf8'));
-    stack.resource.agentgw_tenant.acme.monthly_budget = 500;
+    stack.resource.agentgw_tenant.initech.monthly_budget = 500;
     writeFileSync(stackFile(), JSON.stringify(stack, null, 2));
     const plan = await terraform('plan', '-detailed-exitcode', '-input=false');
     expect(plan.status).toBe(2);
     expect(plan.out).toMatch(/\+ monthly_budget += 500/);
     expect(plan.out).toContain('Plan: 0 to add, 1 to change, 0 to destroy.');
     expect((await terraform('apply', '-auto-approve', '-input=false')).status).toBe(0);
-    expect((await admin('/tenants/acme')).monthly_budget).toBe(500);
+    expect((await admin('/tenants/initech')).monthly_budget).toBe(500);
 
     const bot = (await admin('/agents')).data.find((a: { name: string }) => a.name === 'support-bot');
     await fetch(`${gw.adminUrl}/agents/${bot.id}`, {
@@ -120,10 +120,10 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
       terraform: { required_providers: { agentgw: { source: 'agentgw/agentgw' } } },
       provider: { agentgw: [{}] },
       resource: {
-        agentgw_policy: { fresh: { id: 'fresh-policy', tenant_id: 'acme' } },
+        agentgw_policy: { fresh: { id: 'fresh-policy', tenant_id: 'initech' } },
         agentgw_agent: {
-          good: { name: 'uses-fresh', tenant_id: 'acme', policy_id: '${agentgw_policy.fresh.id}' },
-          bad: { name: 'dangling', tenant_id: 'acme', policy_id: 'no-such-policy' },
+          good: { name: 'uses-fresh', tenant_id: 'initech', policy_id: '${agentgw_policy.fresh.id}' },
+          bad: { name: 'dangling', tenant_id: 'initech', policy_id: 'no-such-policy' },
         },
       },
     };
@@ -149,7 +149,7 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
 
   it('imports an agent by tenant/name and finds no difference', async () => {
     expect((await terraform('state', 'rm', 'agentgw_agent.support_triage')).status).toBe(0);
-    const imported = await terraform('import', '-input=false', 'agentgw_agent.support_triage', 'acme/support-triage');
+    const imported = await terraform('import', '-input=false', 'agentgw_agent.support_triage', 'initech/support-triage');
     expect(imported.out).toContain('Import successful!');
     expect((await terraform('plan', '-detailed-exitcode', '-input=false')).status).toBe(0);
   });
