@@ -75,6 +75,8 @@ function chunkWith(chunk: Json, choice: Json): Json {
  */
 export class ChatToolFilter implements StreamToolFilter {
   private readonly choices = new Map<number, ChoiceState>();
+  /** Some choice's text passed unparsed: a refusal after it starts on a new line. */
+  private sawText = false;
 
   constructor(private readonly gate: ToolGate) {}
 
@@ -85,6 +87,11 @@ export class ChatToolFilter implements StreamToolFilter {
   }
 
   push(frame: string): string | Promise<string> {
+    // Most frames are text deltas with no call and no finish_reason: passed without parsing them.
+    if (!frame.includes('"tool_calls"') && (!frame.includes('"finish_reason"') || frame.includes('"finish_reason":null'))) {
+      if (!this.sawText && frame.includes('"content":"') && !frame.includes('"content":""')) this.sawText = true;
+      return frame;
+    }
     const data = frameData(frame);
     const choices = data?.choices;
     if (!data || !Array.isArray(choices) || choices.length === 0) return frame;
@@ -113,7 +120,7 @@ export class ChatToolFilter implements StreamToolFilter {
       }
     }
     let out = '';
-    let rest: Json[] = [];
+    const rest: Json[] = [];
     for (const c of choices) {
       const i = Number(c.index ?? 0);
       const delta = (c.delta as Json | undefined) ?? {};
@@ -124,18 +131,24 @@ export class ChatToolFilter implements StreamToolFilter {
         const { tool_calls: _, ...others } = delta;
         choice = { ...c, delta: others };
       }
-      if (choice.finish_reason != null) {
-        out += await this.release(i, data);
-        const s = this.state(i);
-        if (choice.finish_reason === 'tool_calls' && s.released === 0 && s.denied > 0) choice = { ...choice, finish_reason: 'stop' };
+      if (choice.finish_reason == null) {
+        if (meaningful(choice.delta)) rest.push(choice);
+        continue;
       }
-      rest.push(choice);
+      const s = this.state(i);
+      const unchanged = !tools && choices.length === 1 && s.held.length === 0 && !(choice.finish_reason === 'tool_calls' && s.released === 0 && s.denied > 0);
+      if (unchanged) return frame;
+      // The choice's text goes first, then its calls as decided, then its finish_reason (stop when no call is left).
+      if (meaningful(choice.delta)) {
+        out += withData(frame, chunkWith(data, { ...choice, finish_reason: null }));
+        choice = { ...choice, delta: {} };
+      }
+      out += await this.release(i, data);
+      if (choice.finish_reason === 'tool_calls' && s.released === 0 && s.denied > 0) choice = { ...choice, finish_reason: 'stop' };
+      out += withData(frame, chunkWith(data, choice));
     }
-    // What is left of the frame once its calls are held: sent unless nothing of it remains.
-    rest = rest.filter((c) => c.finish_reason != null || Object.keys((c.delta as Json | undefined) ?? {}).some((k) => k !== 'role' && (c.delta as Json)[k] != null && (c.delta as Json)[k] !== ''));
-    if (rest.length === 0) return out;
-    const same = !tools && rest.length === choices.length && rest.every((c, n) => c === choices[n]);
-    return out + (same ? frame : withData(frame, { ...data, choices: rest }));
+    // What is left of the frame once its calls are held: sent first, unless nothing of it remains.
+    return (rest.length > 0 ? withData(frame, { ...data, choices: rest }) : '') + out;
   }
 
   private hold(choice: number, call: Json, raw: string | null, chunk: Json, role: unknown): void {
@@ -169,7 +182,7 @@ export class ChatToolFilter implements StreamToolFilter {
         return;
       }
       s.denied++;
-      const content = (s.hasText ? '\n' : '') + refusalSentence(h.name, d);
+      const content = (s.hasText || this.sawText ? '\n' : '') + refusalSentence(h.name, d);
       s.hasText = true;
       const first = h.events[0]?.chunk ?? envelope;
       const delta: Json = h.role !== undefined ? { role: h.role, content } : { content };
@@ -183,6 +196,13 @@ export class ChatToolFilter implements StreamToolFilter {
     if (!failed) for (const i of this.choices.keys()) out += await this.release(i, {});
     return out + last;
   }
+}
+
+/** A delta with something in it besides its role. */
+function meaningful(delta: unknown): boolean {
+  if (!delta || typeof delta !== 'object') return false;
+  for (const [k, v] of Object.entries(delta)) if (k !== 'role' && v != null && v !== '') return true;
+  return false;
 }
 
 /** A held chunk with its call's index set to where it now stands. */

@@ -103,6 +103,34 @@ describe('chat completions', () => {
       undefined,
     ]);
   });
+
+  it('splits a frame carrying several calls and the finish_reason at once (as adapters send whole calls)', async () => {
+    const frame = data({
+      id: 'x',
+      choices: [
+        {
+          index: 0,
+          delta: {
+            role: 'assistant',
+            content: 'Both.',
+            tool_calls: [
+              { index: 0, id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } },
+              { index: 1, id: 'c2', type: 'function', function: { name: 'deny_rm', arguments: '{}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    });
+    const out = await relay([frame], new ChatToolFilter(new ToolGate(rules)), 'data: [DONE]\n\n');
+    expect(sseFrames(out).map((f) => frameData(f)?.choices)).toEqual([
+      [{ index: 0, delta: { role: 'assistant', content: 'Both.' }, finish_reason: null }],
+      [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }] }, finish_reason: null }],
+      [{ index: 0, delta: { role: 'assistant', content: `\n${refusal('deny_rm')}` }, finish_reason: null }],
+      [{ index: 0, delta: {}, finish_reason: 'tool_calls' }],
+      undefined,
+    ]);
+  });
 });
 
 describe('messages', () => {
