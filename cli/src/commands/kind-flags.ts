@@ -24,6 +24,7 @@ function flagName(f: Field): string {
 function placeholder(f: Field): string {
   const s = f.shape;
   if (f.references) return 'id';
+  if (isObjectList(s)) return 'json';
   if (s.type === 'list') return 'list';
   if (s.type === 'map') return 'key=value';
   if (s.type === 'object') return s.fields.map((c) => c.name).join('/');
@@ -35,6 +36,7 @@ function placeholder(f: Field): string {
 function hint(f: Field): string {
   const s = f.shape;
   const parts: string[] = [];
+  if (isObjectList(s)) return f.nullable ? ' (a JSON array; "none" = unset)' : ' (a JSON array)';
   if (s.type === 'list') parts.push('comma-separated');
   if (s.type === 'list' && f.nullable) parts.push('"all" = unset', '"none" = empty');
   else if (s.type === 'list') parts.push('"none" = empty');
@@ -85,11 +87,28 @@ function parseNumbers(flag: string, f: Field & { shape: { type: 'object' } }, va
   return Object.fromEntries(f.shape.fields.map((c, i) => [c.name, numbers[i]]));
 }
 
+/** A list of objects (a policy's tool_rules): given as JSON on the command line. */
+function isObjectList(s: FieldShape): boolean {
+  return s.type === 'list' && s.item.type === 'object';
+}
+
+function parseJsonList(flag: string, f: Field, text: string): unknown {
+  if (f.nullable && (text === 'none' || text === 'null')) return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (Array.isArray(value)) return value;
+  } catch {
+    // said below
+  }
+  throw new CliError(`${flag} must be a JSON array such as '[{"tools":["Bash"],"when":{"command":"rm *"},"action":"deny"}]'${f.nullable ? ', or "none"' : ''}`);
+}
+
 function parseValue(flag: string, f: Field, shape: FieldShape, value: unknown): unknown {
   if (value === undefined) return undefined;
   if (shape.type === 'boolean') return value;
   if (shape.type === 'map') return parseLabels(value as string[]);
   const text = String(value);
+  if (isObjectList(shape)) return parseJsonList(flag, f, text);
   if (shape.type === 'list') return f.nullable && text === 'all' ? null : parseList(text);
   if (f.nullable && (text === 'none' || text === 'null')) return null;
   if (shape.type === 'number') return parseNullableNumber(flag, text);

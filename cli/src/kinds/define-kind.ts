@@ -97,6 +97,14 @@ function shapeOf(schema: z.ZodType, path: string, docs: Describe): FieldShape {
       return { type: 'list', item: shapeOf(s.element, `${path}[]`, docs) };
     case 'record':
       return { type: 'map', value: shapeOf(s.def.valueType, `${path}{}`, docs) };
+    case 'union': {
+      // `T | T[]` (a tool rule's pattern or list of patterns): a list, which one value also reads as.
+      const options = s.options as z.ZodType[];
+      const list = options.find((o) => unwrap(o).schema.type === 'array');
+      const single = list && (unwrap(list).schema as z.ZodType & { element: z.ZodType }).element;
+      if (list && single && options.every((o) => o === list || unwrap(o).schema.type === unwrap(single).schema.type)) return shapeOf(list, path, docs);
+      throw new Error(`${path}: a union other than "T or list of T" has no declarative meaning; describe it in cli/src/kinds/define-kind.ts`);
+    }
     case 'object':
       return {
         type: 'object',

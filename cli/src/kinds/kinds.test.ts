@@ -28,8 +28,11 @@ function paths(shape: Record<string, z.ZodType>, prefix = ''): string[] {
   });
 }
 
+/** Every dotted path of the fields, into nested objects and the objects of lists (a policy's tool_rules). */
 function fieldPaths(fields: readonly Field[]): string[] {
-  return fields.flatMap((f) => [f.path, ...(f.shape.type === 'object' ? fieldPaths(f.shape.fields) : [])]);
+  const inner = (shape: FieldShape): string[] =>
+    shape.type === 'object' ? fieldPaths(shape.fields).map((p) => p.replace(/\[\]/g, '')) : shape.type === 'list' ? inner(shape.item) : [];
+  return fields.flatMap((f) => [f.path, ...inner(f.shape)]);
 }
 
 const section = (d: KindDescriptor) => (DeclarativeFile.shape[d.section] as z.ZodType & { unwrap(): z.ZodArray }).unwrap().element as z.ZodObject;
@@ -147,5 +150,39 @@ describe('normalise, diff and export read the descriptors', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('a policy\'s tool_rules in the declarative file', () => {
+  const rules = [
+    { tools: ['Bash'], when: { command: 'rm *', '/edits/0/file_path': ['/etc/*', 're:^/root/'] }, action: 'deny', reason: 'destructive' },
+    { tools: ['Read'], action: 'allow' },
+  ];
+  const file = (toolRules: unknown) => DeclarativeFile.parse({ version: 1, policies: [{ id: 'guard', tool_rules: toolRules }] });
+  const live = (toolRules: unknown): LiveObjects => ({
+    tenants: [],
+    policies: [{ ...mergePolicy(null, {}), id: 'guard', tool_rules: toolRules, labels: { managed_by: 'agentgw' } } as Attrs],
+    agents: [],
+  });
+
+  it('plans nothing against the rules the server stores, and an edited pattern or order as a change', () => {
+    expect(diffStates(desiredState(file(rules)), liveState(live(rules)), { mode: 'sync', prune: false })).toEqual([]);
+    const edited = structuredClone(rules);
+    edited[0]!.when!.command = 'rm -rf *';
+    const changes = diffStates(desiredState(file(edited)), liveState(live(rules)), { mode: 'sync', prune: false });
+    expect(changes).toHaveLength(1);
+    expect(changes[0]).toMatchObject({ op: 'update', kind: 'policy', id: 'guard' });
+    expect(diffStates(desiredState(file([...rules].reverse())), liveState(live(rules)), { mode: 'sync', prune: false })).toHaveLength(1);
+    expect(diffStates(desiredState(file(null)), liveState(live(rules)), { mode: 'sync', prune: false })).toHaveLength(1);
+  });
+
+  it('refuses a rule the server would refuse, naming the rule and field', () => {
+    expect(() => file([{ tools: ['Bash'], when: { command: 're:(?=x)' }, action: 'deny' }])).toThrow(/linear-time engine/);
+    expect(() => file([{ tools: [], action: 'deny' }])).toThrow();
+  });
+
+  it('is a JSON flag on the command line', () => {
+    const flag = kindFlags(KINDS.policy).find((k) => k.field.name === 'tool_rules');
+    expect(flag?.name).toBe('tool-rules');
   });
 });

@@ -36,6 +36,8 @@ export const policyKind = defineKind({
     'rules.tpm': 'Tokens per minute per agent; unset = unlimited.',
     'rules.clamp_output':
       'Lower the output limit of a request whose worst case passes the per-request cap or what is left of a budget, instead of refusing it (never below 256 tokens; default false).',
+    tool_rules:
+      'Rules deciding the tool calls a model proposes and the calls on /mcp, in order: the first whose tools glob names the call and whose when matches it decides (allow, deny or approve); no match allows. Unset = no rules.',
     labels: LABELS_DOC,
   },
   api: {
