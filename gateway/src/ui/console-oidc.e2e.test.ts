@@ -86,6 +86,9 @@ async function signInThroughIssuer(page: Page, login: string): Promise<void> {
   await page.locator('button[type="submit"]').click();
 }
 
+/** The error of an admin interface answer (CONTRACT's error body). */
+const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
+
 const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true });
 
 describe('console sign-in through OpenID Connect', () => {
@@ -145,7 +148,7 @@ describe('console sign-in through OpenID Connect', () => {
         fetch(`${gw.adminUrl}/policies/acme-standard`, { method: 'PUT', headers: { cookie, 'content-type': 'application/json', ...headers }, body: '{"monthly_budget":1}' });
       const noToken = await put({});
       expect(noToken.status).toBe(403);
-      expect((await noToken.json()).error).toMatchObject({ code: 'csrf_failed', message: expect.stringMatching(/x-csrf-token/) });
+      expect((await errorOf(noToken))).toMatchObject({ code: 'csrf_failed', message: expect.stringMatching(/x-csrf-token/) });
       expect((await put({ 'x-csrf-token': 'forged' })).status).toBe(403);
       const csrf = cookies.find((c) => c.name === 'agentgw_csrf')!.value;
       expect((await put({ 'x-csrf-token': csrf })).status).toBe(200);
@@ -186,7 +189,7 @@ describe('console sign-in through OpenID Connect', () => {
 
     const expired = await me(sessions.issue(who, Date.now() - 9 * 3600_000).cookie);
     expect(expired.status).toBe(401);
-    expect((await expired.json()).error.message).toMatch(/expired at .*sign in again/);
+    expect((await errorOf(expired)).message).toMatch(/expired at .*sign in again/);
     expect(expired.headers.get('set-cookie')).toMatch(/agentgw_session=;.*Max-Age=0/);
 
     // The same session with its role raised to admin and its tenant removed, under the original signature.
@@ -194,7 +197,7 @@ describe('console sign-in through OpenID Connect', () => {
     const raised = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), role: 'admin', tenant_id: null })).toString('base64url');
     const tampered = await me(`${v}.${raised}.${mac}`);
     expect(tampered.status).toBe(401);
-    expect((await tampered.json()).error.message).toMatch(/not one this gateway signed/);
+    expect((await errorOf(tampered)).message).toMatch(/not one this gateway signed/);
 
     // In the browser: an expired session cookie leads to the sign-in page, not into the console.
     const { context, page } = await newPage();
