@@ -14,6 +14,23 @@ const MB = 1024 * 1024;
 
 const ListenAddress = z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, { message: 'must be HOST:PORT' });
 
+const TargetId = z.string().regex(/^[^/\s]+\/\S+$/, { message: 'must be "provider/model"' });
+const TargetConfig = z.union([
+  TargetId,
+  z.strictObject({
+    model: TargetId,
+    weight: z.number().positive().max(1_000_000).optional(),
+    priority: z.int().min(0).max(1000).optional(),
+    rpm: z.int().positive().optional(),
+    tpm: z.int().positive().optional(),
+  }),
+]);
+/** `models.<alias>`: the targets in fallback order, or `{strategy, targets}` (see data-plane/router.ts). */
+const AliasConfig = z.union([
+  z.array(TargetConfig).min(1),
+  z.strictObject({ strategy: z.enum(['fallback', 'weighted', 'least_busy', 'latency']).default('fallback'), targets: z.array(TargetConfig).min(1) }),
+]);
+
 /** `agentgw.yaml`: every key has a default, so no file is needed to start. */
 export const GatewayConfig = z.strictObject({
   listen: ListenAddress.default('127.0.0.1:8080'),
@@ -27,7 +44,7 @@ export const GatewayConfig = z.strictObject({
     .union([z.strictObject({ kind: z.literal('memory') }), z.strictObject({ kind: z.literal('redis'), url: z.string(), prefix: z.string().max(100).optional() })])
     .default({ kind: 'memory' }),
   providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'provider names are lowercase letters, digits, _ or -' }), ProviderConfig).default({}),
-  models: z.record(z.string().min(1).max(200), z.array(z.string().min(3)).min(1)).default({}),
+  models: z.record(z.string().min(1).max(200), AliasConfig).default({}),
   prices: PriceOverrides.default({}),
   /** Request, upstream and connection limits (their defaults are listed in `agentgw serve --help`). */
   limits: z
@@ -123,7 +140,18 @@ export const GatewayConfig = z.strictObject({
     })
     .prefault({}),
   /** /mcp: a session unused for session_idle_s ends (a request with its id is a 404, and the client initialises again). */
-  mcp: z.strictObject({ session_idle_s: z.int().min(1).max(30 * 86_400).default(3600) }).prefault({}),
+  mcp: z
+    .strictObject({
+      session_idle_s: z.int().min(1).max(30 * 86_400).default(3600),
+      /**
+       * Origins (scheme://host[:port]) whose pages may call /mcp besides the gateway's own; "*" allows any. Requests without
+       * an Origin (agents, CLIs) are always allowed.
+       */
+      allowed_origins: z
+        .array(z.union([z.literal('*'), z.url({ protocol: /^https?$/, message: 'must be an origin such as https://app.example.com, or "*"' })]))
+        .default([]),
+    })
+    .prefault({}),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

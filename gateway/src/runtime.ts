@@ -10,6 +10,7 @@ import { UsageWriter } from './accounting/usage-writer.js';
 import { openUsageJournal, registerJournalMetrics } from './accounting/usage-journal.js';
 import { DataPlane } from './data-plane/data-plane.js';
 import { McpGateway } from './mcp/mcp-gateway.js';
+import { isLoopbackHost } from './mcp/origin.js';
 import { Router } from './data-plane/router.js';
 import { storeUnavailable } from './policy/counters-unavailable.js';
 import { createProvider } from './providers/index.js';
@@ -125,6 +126,8 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       bodyLimit: config.limits.body_bytes,
       sessionStore: store,
       sessionIdleMs: config.mcp.session_idle_s * 1000,
+      allowedOrigins: config.mcp.allowed_origins,
+      loopbackListen: isLoopbackHost(config.listen.replace(/:\d+$/, '')),
       sessionLimits: { total: config.limits.mcp_sessions, perAgent: config.limits.mcp_sessions_per_agent },
       log: opts.log,
     });

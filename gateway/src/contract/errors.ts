@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   tool_not_allowed: { status: 403, type: 'policy_blocked' },
   tool_calls_exceeded: { status: 403, type: 'policy_blocked' },
   tool_denied: { status: 403, type: 'policy_blocked' },
+  // /mcp: a browser page of another origin, or a Host that is not the gateway's own (DNS rebinding).
+  origin_not_allowed: { status: 403, type: 'policy_blocked' },
   insufficient_role: { status: 403, type: 'permission_denied' },
   tenant_forbidden: { status: 403, type: 'permission_denied' },
   csrf_failed: { status: 403, type: 'permission_denied' },

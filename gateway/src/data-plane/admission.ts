@@ -12,7 +12,7 @@ import type { PolicyView } from '../policy/policy-view.js';
 import { type GenerationCache, type Snapshot, stoppedTraceKey } from '../storage/snapshot.js';
 import { checkModelId } from './model-id.js';
 import type { RequestContext } from './request-context.js';
-import type { Router, Target } from './router.js';
+import { type Router, type Target, attemptOrder } from './router.js';
 
 export interface DataPlaneDeps {
   snapshot: Snapshot;
@@ -81,6 +81,7 @@ export async function admit<B extends Record<string, unknown> & { model: string 
   } finally {
     ctx.piiTypes = a.piiTypes;
   }
+  ctx.routeTokens = a.tpmTokens;
   if (plan.eff.captureBodies) ctx.capturedBody = JSON.stringify(a.body).slice(0, 64 * 1024);
   // Checks edit copies of the body's texts and limits, never its shape.
   return { body: a.body as B, targets: plan.priced, reservationId: a.reservationId, tpmTokens: a.tpmTokens, clampedMaxTokens: a.clampedMaxTokens };
@@ -122,19 +123,39 @@ export function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string)
   return plan;
 }
 
-/** Tries each allowed target in order; only retryable upstream failures (see AgentgwError.isRetryable) move on to the next. */
+/**
+ * Tries the allowed targets in the route's order (see attemptOrder); only retryable upstream failures (see
+ * AgentgwError.isRetryable) move on to the next, and they cool the failed target down. For a stream, `call` resolves
+ * once the upstream answered with its headers: a stream fails over only before its first byte reaches the client.
+ */
 export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
+  let now = Date.now();
+  const tokens = ctx.routeTokens ?? 0;
+  const order = attemptOrder(targets, now, tokens);
   let last: unknown;
-  for (const t of targets) {
+  for (let i = 0; i < order.length; i++) {
+    const t = order[i]!;
+    const h = t.health;
+    // Another request may have started probing it, or cooled it down, since the order was made.
+    if (i > 0 && ((now = Date.now()), !h.available(now) || !h.withinQuota(t.rpm, t.tpm, tokens, now))) continue;
     // A step that fails is recorded with the target that failed it, never the alias the client named.
     ctx.model = t.id;
     ctx.provider = t.provider.name;
+    h.begin(now, tokens);
+    let result: T;
     try {
-      return { result: await call(t), target: t };
+      result = await call(t);
     } catch (e) {
       last = e;
-      if (!(isAgentgwError(e) && e.isRetryable)) throw e;
+      if (!(isAgentgwError(e) && e.isRetryable)) {
+        h.abandoned();
+        throw e;
+      }
+      h.failed(e, Date.now());
+      continue;
     }
+    h.succeeded(Date.now() - now);
+    return { result, target: t };
   }
   throw last;
 }

@@ -25,4 +25,6 @@ export interface RequestContext {
   piiTypes: PiiType[];
   /** Redacted body kept for the trace when a policy opted in with the capture_bodies label. */
   capturedBody?: string;
+  /** Tokens admission counted for the request, charged against a target's own tpm when it is tried. */
+  routeTokens?: number;
 }

@@ -1,5 +1,16 @@
 import { AgentgwError } from '../contract/index.js';
 import type { ProviderAdapter } from '../providers/spec.js';
+import { HealthBoard, type TargetHealth } from './route-health.js';
+
+export type RouteStrategy = 'fallback' | 'weighted' | 'least_busy' | 'latency';
+
+/** One target of `models.<alias>` as configured: `provider/model`, or the object form with its weight and quota. */
+export type TargetConfig = string | { model: string; weight?: number; priority?: number; rpm?: number; tpm?: number };
+/** `models.<alias>`: an ordered list of targets (fallback), or `{strategy, targets}`. */
+export type AliasConfig = TargetConfig[] | { strategy?: RouteStrategy; targets: TargetConfig[] };
+
+/** Share of requests a `latency` route sends to a target other than the fastest, so slower ones are measured again. */
+export const LATENCY_EXPLORATION = 0.1;
 
 /** `claude-*`: `*` any run of characters, `?` one; everything else literal. */
 function globPattern(glob: string): RegExp {
@@ -13,6 +24,19 @@ export interface Target {
   provider: ProviderAdapter;
   /** The upstream's model id. */
   model: string;
+  /** How the route this target belongs to picks among its targets. */
+  strategy: RouteStrategy;
+  /** Share of traffic under `weighted` (default 1). */
+  weight: number;
+  /** Lower groups first; a higher number is used only when every target of the groups before is unavailable (default 0). */
+  priority: number;
+  /** The deployment's own quota (per node). */
+  rpm?: number;
+  tpm?: number;
+  /** This node's view of the deployment, shared by every alias routing to it. */
+  health: TargetHealth;
+  /** Smooth weighted round-robin state of this target within its route (an object, so copies of the target share it). */
+  swrr: { current: number };
 }
 
 /** Resolves `provider/model` ids and configured aliases into ordered fallback targets. */
@@ -24,14 +48,24 @@ export class Router {
 
   constructor(
     private readonly providers: ReadonlyMap<string, ProviderAdapter>,
-    aliases: Record<string, string[]>,
+    aliases: Record<string, AliasConfig>,
+    readonly health: HealthBoard = new HealthBoard(),
   ) {
-    for (const [alias, ids] of Object.entries(aliases)) {
+    for (const [alias, cfg] of Object.entries(aliases)) {
+      const strategy = Array.isArray(cfg) ? 'fallback' : (cfg.strategy ?? 'fallback');
+      const list = Array.isArray(cfg) ? cfg : cfg.targets;
       this.aliases.set(
         alias,
-        ids.map((id) => {
-          const t = this.direct(id);
+        list.map((tc) => {
+          const id = typeof tc === 'string' ? tc : tc.model;
+          const t = this.direct(id, strategy);
           if (!t) throw new Error(`models.${alias}: target ${id} names no configured provider (providers: ${[...providers.keys()].join(', ')})`);
+          if (typeof tc !== 'string') {
+            t.weight = tc.weight ?? 1;
+            t.priority = tc.priority ?? 0;
+            t.rpm = tc.rpm;
+            t.tpm = tc.tpm;
+          }
           return t;
         }),
       );
@@ -39,11 +73,13 @@ export class Router {
     }
   }
 
-  private direct(id: string): Target | undefined {
+  private direct(id: string, strategy: RouteStrategy = 'fallback'): Target | undefined {
     const slash = id.indexOf('/');
     if (slash <= 0 || slash === id.length - 1) return undefined;
     const provider = this.providers.get(id.slice(0, slash));
-    return provider ? { id, provider, model: id.slice(slash + 1) } : undefined;
+    return provider
+      ? { id, provider, model: id.slice(slash + 1), strategy, weight: 1, priority: 0, health: this.health.of(id), swrr: { current: 0 } }
+      : undefined;
   }
 
   resolve(model: string): Target[] {
@@ -77,4 +113,87 @@ export class Router {
     for (const [name, p] of this.providers) for (const m of p.models) out.push({ id: `${name}/${m}`, owned_by: name });
     return out;
   }
+}
+
+/**
+ * The order in which a request tries its targets: priority groups lowest first; within a group, by the route's strategy.
+ * Targets cooling down (or probed by another request) and over their own rpm / tpm are left out; when that leaves none,
+ * the answer is 429 upstream_rate_limited with Retry-After at the earliest moment one is back, and no upstream is called.
+ */
+export function attemptOrder<T extends Target>(targets: readonly T[], now: number, tokens: number): T[] {
+  const open: T[] = [];
+  let earliest = Infinity;
+  let grouped = false;
+  for (const t of targets) {
+    const h = t.health;
+    if (!h.available(now)) {
+      earliest = Math.min(earliest, h.probing ? now + 1000 : h.cooldownUntil);
+    } else if (!h.withinQuota(t.rpm, t.tpm, tokens, now)) {
+      earliest = Math.min(earliest, h.quotaResetAt());
+    } else {
+      if (open.length > 0 && t.priority !== open[0]!.priority) grouped = true;
+      open.push(t);
+    }
+  }
+  if (open.length === 0) throw allCoolingDown(targets, earliest, now);
+  if (open.length === 1) return open;
+  if (grouped) open.sort((a, b) => a.priority - b.priority);
+  const strategy = open[0]!.strategy;
+  if (strategy === 'fallback') return open;
+  const out: T[] = [];
+  for (let i = 0; i < open.length; ) {
+    let j = i + 1;
+    while (j < open.length && open[j]!.priority === open[i]!.priority) j++;
+    orderGroup(open.slice(i, j), strategy, out);
+    i = j;
+  }
+  return out;
+}
+
+function orderGroup<T extends Target>(group: T[], strategy: RouteStrategy, out: T[]): void {
+  if (group.length === 1 || strategy === 'fallback') {
+    out.push(...group);
+    return;
+  }
+  if (strategy === 'weighted') {
+    // Smooth weighted round-robin (nginx): every candidate gains its weight, the highest goes first and pays the total.
+    let total = 0;
+    let best = group[0]!;
+    for (const t of group) {
+      t.swrr.current += t.weight;
+      total += t.weight;
+      if (t.swrr.current > best.swrr.current) best = t;
+    }
+    best.swrr.current -= total;
+    out.push(best);
+    for (const t of group) if (t !== best) out.push(t);
+    return;
+  }
+  if (strategy === 'least_busy') {
+    out.push(...group.sort((a, b) => a.health.inFlight - b.health.inFlight));
+    return;
+  }
+  // latency: unmeasured targets first, then the fastest; now and then another goes first so its latency stays known.
+  const sorted = group.sort((a, b) => latencyKey(a) - latencyKey(b));
+  if (Math.random() < LATENCY_EXPLORATION) {
+    const k = 1 + Math.floor(Math.random() * (sorted.length - 1));
+    const [explored] = sorted.splice(k, 1);
+    sorted.unshift(explored!);
+  }
+  out.push(...sorted);
+}
+
+function latencyKey(t: Target): number {
+  const l = t.health.latencyMs;
+  return Number.isNaN(l) ? -1 : l;
+}
+
+function allCoolingDown(targets: readonly Target[], earliest: number, now: number): AgentgwError {
+  const seconds = Math.max(1, Math.ceil((earliest - now) / 1000));
+  const names = targets.map((t) => t.id).join(', ');
+  return new AgentgwError(
+    'upstream_rate_limited',
+    `Every target of this model is cooling down after failures or over its own rate limit (${names}); retry in ${seconds} s.`,
+    { headers: { 'retry-after': String(seconds) } },
+  );
 }

@@ -9,6 +9,7 @@ import { authenticateAgent } from '../policy/auth.js';
 import type { KeyHasher } from '../security/keys.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { McpSession } from './mcp-session.js';
+import type { OriginCheck } from './origin.js';
 import type { Sessions } from './sessions.js';
 import type { McpCaller } from './tool-call.js';
 
@@ -22,10 +23,19 @@ function one(v: string | string[] | undefined): string | undefined {
 /** Headers that describe this hop's connection, not the request: not handed to the transport. */
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
 
-function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+type RequestId = string | number;
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, id: RequestId | null = null): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
+}
+
+/** The id of the one JSON-RPC request a body holds (null for a notification, a response or a batch). */
+function requestIdOf(body: unknown): RequestId | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const id = (body as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 function isInitialize(body: unknown): body is { method: 'initialize'; params?: { protocolVersion?: unknown } } {
@@ -39,6 +49,8 @@ export interface McpFrontDeps {
   sessions(): Promise<Sessions>;
   bodyLimit: number;
   log?: ErrorLog;
+  /** Origin and Host validation (mcp.allowed_origins). */
+  origins?: OriginCheck;
 }
 
 export class McpFront {
@@ -82,6 +94,8 @@ export class McpFront {
       req.resume();
       throw new AgentgwError('route_not_found', `No route ${req.method} ${path}: the MCP endpoint is ${PATH} (POST, GET and DELETE, Streamable HTTP).`);
     }
+    // Before auth: a page of another origin learns nothing, not even whether a key is valid.
+    this.deps.origins?.check(one(h.origin), one(h.host));
     const agent = authenticateAgent(one(h.authorization), this.deps.hasher, snapshot);
     const named = this.namedTrace(req);
     const headerPolicyId = one(h['x-agent-policy']);
@@ -100,14 +114,14 @@ export class McpFront {
     let session: McpSession | null;
     if (sid === undefined) {
       if (!isInitialize(body)) {
-        jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first).');
+        jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first).', {}, requestIdOf(body));
         return;
       }
       session = await sessions.create(agent.id, body.params?.protocolVersion);
     } else {
       session = await sessions.find(sid, agent.id);
       if (!session) {
-        jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session.');
+        jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session.', {}, requestIdOf(body));
         return;
       }
     }

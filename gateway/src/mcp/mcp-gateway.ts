@@ -10,6 +10,7 @@ import type { McpEngine } from './mcp-engine.js';
 import { McpFront } from './mcp-front.js';
 import { McpMetrics } from './mcp-metrics.js';
 import { policyToolName } from './names.js';
+import { OriginCheck } from './origin.js';
 import { type ActivityStore, SessionActivity } from './session-activity.js';
 import { SessionIds } from './session-ids.js';
 import type { SessionLimits } from './sessions.js';
@@ -25,6 +26,9 @@ export interface McpGatewayOptions {
   sessionIdleMs: number;
   /** limits.mcp_sessions and limits.mcp_sessions_per_agent: sessions one node holds. */
   sessionLimits: SessionLimits;
+  /** mcp.allowed_origins, and whether the gateway listens on loopback (Host checked against DNS rebinding). */
+  allowedOrigins?: readonly string[];
+  loopbackListen?: boolean;
   log?: UpstreamLog & Partial<ErrorLog>;
 }
 
@@ -46,7 +50,9 @@ export class McpGateway {
     this.ids = new SessionIds(dp.hasher);
     this.activity = new SessionActivity(opts.sessionStore, opts.sessionIdleMs, opts.log);
     const log = opts.log?.error ? (opts.log as ErrorLog) : undefined;
-    this.front = new McpFront({ snapshot: dp.snapshot, hasher: dp.hasher, sessions: async () => (await this.load()).sessions, bodyLimit: opts.bodyLimit, log });
+    this.front = new McpFront({ snapshot: dp.snapshot, hasher: dp.hasher, sessions: async () => (await this.load()).sessions, bodyLimit: opts.bodyLimit, log,
+      origins: new OriginCheck({ allowedOrigins: opts.allowedOrigins ?? [], loopbackListen: opts.loopbackListen ?? false }),
+    });
     // With servers configured, /mcp will be used: load it now, off the start-up path.
     if (Object.keys(opts.servers).length > 0) void this.load().catch(() => undefined);
   }

@@ -106,7 +106,7 @@ export class SessionProtocol {
     const send = transport.send.bind(transport);
     transport.send = async (message: JSONRPCMessage, options) => {
       try {
-        await send(message, options);
+        await send(isJSONRPCErrorResponse(message) ? unprefixed(message) : message, options);
       } finally {
         const answered = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
         if (answered !== undefined && this.pending.delete(answered)) onSettled();
@@ -264,6 +264,13 @@ export class McpSession {
     });
     return this.waking;
   }
+}
+
+/** The SDK's McpError says "MCP error <code>: " before its text, and a client adds it again: the error goes out without it. */
+const SDK_PREFIX = /^(?:MCP error -?\d+: )+/;
+
+function unprefixed<M extends { error: { message: string } }>(m: M): M {
+  return SDK_PREFIX.test(m.error.message) ? { ...m, error: { ...m.error, message: m.error.message.replace(SDK_PREFIX, '') } } : m;
 }
 
 /** The ids of the JSON-RPC requests in a POST body (one message or a batch), and those a cancellation names. */

@@ -1,0 +1,103 @@
+// /mcp relays what the protocol carries: Origin and Host validation, errors with their request's id, progress,
+// cancellation, logging, the upstreams' capabilities and resource URIs inside results. The SDK's Client against the
+// gateway, in front of the HTTP fixture server.
+import { request } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { adminClient } from '../test-support/admin.js';
+import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
+import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
+
+async function connect(url: string, key: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
+  const client = new Client({ name: 'mcp-protocol-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** A POST with headers fetch would not send (Host). */
+function rawPost(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(INIT));
+  });
+}
+
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+
+describe('/mcp protocol relay', () => {
+  let upstream: HttpMcpFixture;
+  let gw: TestGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    upstream = await startHttpMcpServer();
+    gw = await startTestGateway({
+      config: {
+        mcp: { allowed_origins: ['https://app.example.com'] },
+        mcp_servers: { web: { url: upstream.url, timeout_ms: 5_000 } },
+      },
+    });
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+    await call('PUT', '/policies/p-main', { tenant_id: 'acme', allowed_tools: ['web/*'] });
+    key = (await call('POST', '/agents', { name: 'main', tenant_id: 'acme', policy_id: 'p-main' })).api_key;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.close();
+  });
+
+  function post(headers: Record<string, string>, body: unknown = INIT): Promise<Response> {
+    return fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
+  }
+
+  test("a page of another origin, or a Host that is not the gateway's (DNS rebinding), is refused with 403 origin_not_allowed", async () => {
+    const evil = await post({ origin: 'http://evil.example.com' });
+    expect(evil.status).toBe(403);
+    const body = (await evil.json()) as { error: { code: string; type: string; message: string } };
+    expect(body.error).toMatchObject({ code: 'origin_not_allowed', type: 'policy_blocked' });
+    expect(body.error.message).toMatch(/mcp\.allowed_origins/);
+    // Refused before auth: no key needed to be told, and a valid key does not help.
+    const rebound = await rawPost(`${gw.url}/mcp`, { host: 'attacker.example.com:8080', authorization: `Bearer ${key}` });
+    expect(rebound.status).toBe(403);
+    expect((JSON.parse(rebound.body) as { error: { code: string } }).error.code).toBe('origin_not_allowed');
+    // An allowed origin's host is accepted as Host (a page served there through a proxy on this machine).
+    expect((await rawPost(`${gw.url}/mcp`, { host: 'app.example.com', authorization: `Bearer ${key}` })).status).toBe(200);
+    expect((await post({ origin: 'null' })).status).toBe(403);
+    // Same origin, a listed origin and no Origin at all are served.
+    for (const headers of [{ origin: gw.url }, { origin: 'https://app.example.com' }, {}]) {
+      const ok = await post(headers);
+      expect(ok.status, JSON.stringify(headers)).toBe(200);
+      await ok.body?.cancel();
+    }
+  });
+
+  test("errors carry the request's id, and their messages are not prefixed twice", async () => {
+    const noSession = await post({}, { jsonrpc: '2.0', id: 'list-1', method: 'tools/list' });
+    expect(noSession.status).toBe(400);
+    expect(await noSession.json()).toMatchObject({ id: 'list-1', error: { code: -32000 } });
+    const unknown = await post({ 'mcp-session-id': 'mcp_nope', 'mcp-protocol-version': '2025-06-18' }, { jsonrpc: '2.0', id: 9, method: 'tools/list' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ id: 9, error: { code: -32001 } });
+    const { client } = await connect(gw.url, key);
+    try {
+      const err = await client.callTool({ name: 'web__no_such_tool', arguments: {} }).then(() => undefined, (e: Error) => e);
+      expect(err?.message).toMatch(/^MCP error -32602: Unknown tool web__no_such_tool/);
+      expect(err?.message).not.toMatch(/MCP error -32602: MCP error/);
+    } finally {
+      await client.close();
+    }
+  });
+});
