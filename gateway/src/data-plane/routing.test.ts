@@ -1,0 +1,141 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { adminClient } from '../test-support/admin.js';
+import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
+
+// One local upstream per path prefix (/<name>/v1/...), each answering as `mode[name]` says: ok, 429 with Retry-After,
+// 500, or a connection reset.
+type Mode = 'ok' | '429' | '500' | 'reset';
+const mode: Record<string, Mode> = {};
+const hits: Record<string, number> = {};
+const COMPLETION = { id: 'c1', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } };
+const CHUNK = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'fine' }, finish_reason: null }] };
+
+let upstream: Server;
+let gw: TestGateway;
+let key: string;
+const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'sa', 'sb'];
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const name = (req.url ?? '').split('/')[1]!;
+      hits[name] = (hits[name] ?? 0) + 1;
+      const m = mode[name] ?? 'ok';
+      if (m === '429') return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":{"message":"slow down"}}');
+      if (m === '500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
+      if (m === 'reset') return void req.socket.destroy();
+      if (JSON.parse(body).stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return void res.end(`data: ${JSON.stringify(CHUNK)}\n\ndata: [DONE]\n\n`);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...COMPLETION, model: name }));
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const providers = Object.fromEntries(names.map((n) => [n, { type: 'openai', base_url: `${base}/${n}/v1`, api_key: 'sk-test' }]));
+  gw = await startTestGateway({
+    config: {
+      providers,
+      models: {
+        weighted: { strategy: 'weighted', targets: [{ model: 'a/m', weight: 3 }, { model: 'b/m', weight: 1 }] },
+        tiers: { strategy: 'weighted', targets: [{ model: 'c/m', priority: 1 }, { model: 'sa/m' }] },
+        'limited-first': ['lim/m', 'spare/m'],
+        'dead-first': ['dead/m', 'spare/m'],
+        'reset-first': ['rst/m', 'spare/m'],
+        lonely: ['only/m'],
+        streams: ['sb/m', 'spare/m'],
+      },
+    },
+  });
+  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  await admin.tenant('acme');
+  key = (await admin.agent('acme', 'bot')).api_key;
+});
+afterAll(async () => {
+  await gw?.close();
+  await new Promise((r) => upstream?.close(r));
+});
+beforeEach(() => {
+  for (const n of names) delete hits[n];
+});
+
+async function chat(model: string, stream = false) {
+  const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], ...(stream ? { stream: true } : {}) }),
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('routing over several targets', () => {
+  test('weighted: smooth weighted round-robin gives each target exactly its share of sequential requests', async () => {
+    const served: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const r = await chat('weighted');
+      expect(r.status).toBe(200);
+      served.push(JSON.parse(r.text).model);
+    }
+    expect(hits).toEqual({ a: 30, b: 10 });
+    expect(served.slice(0, 4)).toEqual(['a', 'a', 'b', 'a']);
+  });
+
+  test('a lower priority group gets traffic only while the group above is unavailable', async () => {
+    for (let i = 0; i < 5; i++) expect((await chat('tiers')).status).toBe(200);
+    expect(hits).toEqual({ sa: 5 });
+    mode.sa = '500';
+    for (let i = 0; i < 5; i++) expect((await chat('tiers')).status).toBe(200);
+    // One failed attempt on sa, then it cools down and c carries the load.
+    expect(hits).toEqual({ sa: 6, c: 5 });
+    delete mode.sa;
+  });
+
+  test('a 429ing target gets no traffic until its Retry-After ends, then one probe; no request fails meanwhile', async () => {
+    mode.lim = '429';
+    for (let i = 0; i < 6; i++) expect((await chat('limited-first')).status).toBe(200);
+    expect(hits).toEqual({ lim: 1, spare: 6 });
+    await sleep(1100);
+    delete mode.lim;
+    const [r1, r2] = await Promise.all([chat('limited-first'), chat('limited-first')]);
+    expect([r1.status, r2.status]).toEqual([200, 200]);
+    // One probe went to lim while the other request went to the spare; the probe answered, so lim is first again.
+    expect(hits).toEqual({ lim: 2, spare: 7 });
+    for (let i = 0; i < 3; i++) expect(JSON.parse((await chat('limited-first')).text).model).toBe('lim');
+  });
+
+  test('a dead target costs clients one failed attempt per cooldown period, and no request fails', async () => {
+    mode.dead = '500';
+    mode.rst = 'reset';
+    for (let i = 0; i < 10; i++) {
+      expect((await chat('dead-first')).status).toBe(200);
+      expect((await chat('reset-first')).status).toBe(200);
+    }
+    expect(hits).toEqual({ dead: 1, rst: 1, spare: 20 });
+  });
+
+  test('a stream fails over before its first byte', async () => {
+    mode.sb = '500';
+    const r = await chat('streams', true);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('data: [DONE]');
+    expect(hits).toEqual({ sb: 1, spare: 1 });
+  });
+
+  test('every target cooling down: 429 upstream_rate_limited with Retry-After, without an upstream call', async () => {
+    mode.only = '429';
+    const first = await chat('lonely');
+    expect(first.status).toBe(429);
+    const second = await chat('lonely');
+    expect(second.status).toBe(429);
+    expect(JSON.parse(second.text).error.code).toBe('upstream_rate_limited');
+    expect(second.headers.get('retry-after')).toBe('1');
+    expect(hits).toEqual({ only: 1 });
+  });
+});
