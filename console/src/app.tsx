@@ -21,12 +21,26 @@ const NAV = [
   { to: '/system', label: 'System' },
 ];
 
+/** Why the gateway sent the browser back from a failed OpenID sign-in (`?sign_in_error=`): a fixed sentence per reason. */
+const SIGN_IN_ERRORS: Record<string, string> = {
+  no_role: 'Your account has no role in this gateway: ask an administrator of your identity provider to add you to a group it maps.',
+  issuer_unavailable: 'The identity provider could not be reached or answered wrongly: try again, or tell the gateway operator.',
+  refused: 'The sign-in could not be completed (it took too long, was started elsewhere, or the identity provider refused it): try again.',
+};
+
+function signInError(): string | undefined {
+  const reason = new URLSearchParams(window.location.search).get('sign_in_error');
+  if (!reason) return undefined;
+  history.replaceState(null, '', window.location.pathname);
+  return SIGN_IN_ERRORS[reason] ?? SIGN_IN_ERRORS.refused;
+}
+
 export function App() {
   // key null: signed in through the OpenID issuer, with the gateway's session cookie.
   const [auth, setAuth] = useState<{ key: string | null; me: Me } | null>(null);
   const [checking, setChecking] = useState(true);
   const [oidc, setOidc] = useState(false);
-  const [notice, setNotice] = useState<string | undefined>();
+  const [notice, setNotice] = useState<string | undefined>(signInError);
 
   const signOut = useCallback((why?: string, viaOidc = false) => {
     forgetKey();

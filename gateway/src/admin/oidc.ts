@@ -180,6 +180,8 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
   });
 
   if (!client || !sessions) return;
+  const rp: OidcClient = client;
+  const signed: ConsoleSessions = sessions;
   const c = client.config;
   const flowSign = (v: string) => s.hasher.sign('oidc-flow', v);
 
@@ -207,7 +209,25 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
     return reply.header('cache-control', 'no-store').header('set-cookie', cookie).redirect(url.toString(), 302);
   });
 
+  // A sign-in that fails goes back to the console's sign-in page, which says why in a fixed sentence per reason (the
+  // query names the reason only, so no other site can put words on that page); the full sentence is logged.
   app.get('/auth/oidc/callback', { schema: { hide: true } }, async (req, reply: FastifyReply) => {
+    try {
+      return await callback(req, reply);
+    } catch (err) {
+      if (!(err instanceof AgentgwError)) throw err;
+      req.log.warn({ code: err.code, reason: err.message }, 'console sign-in through OpenID Connect refused');
+      const reason = err.code === 'insufficient_role' ? 'no_role' : err.code === 'upstream_unavailable' || err.code === 'upstream_bad_response' ? 'issuer_unavailable' : 'refused';
+      return reply
+        .code(302)
+        .header('cache-control', 'no-store')
+        .header('set-cookie', serializeCookie(FLOW_COOKIE, '', { maxAge: 0, httpOnly: true, sameSite: 'Lax', path: FLOW_PATH, secure: req.protocol === 'https' }))
+        .header('location', `/ui/?sign_in_error=${reason}`)
+        .send({ error: { message: err.message, type: err.type, code: err.code, param: err.param } });
+    }
+  });
+
+  async function callback(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const q = req.query as Record<string, string | undefined>;
     if (typeof q.error === 'string') {
       throw new AgentgwError('invalid_api_key', `The issuer did not sign you in (${q.error}${q.error_description ? `: ${q.error_description}` : ''}): go back to /ui and try again.`);
@@ -222,9 +242,9 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
     if (flow.exp < Date.now()) throw new AgentgwError('invalid_api_key', 'The sign-in took longer than 10 minutes: start again from /ui.');
     if (typeof q.state !== 'string' || q.state !== flow.state) throw new AgentgwError('invalid_api_key', 'The sign-in answer does not match the sign-in this browser started (state): start again from /ui.');
     if (typeof q.code !== 'string' || !q.code) throw new AgentgwError('validation_failed', 'The issuer sent no authorization code: start again from /ui.', { param: 'code' });
-    const idToken = await client.redeem(q.code, flow.verifier, redirectUriOf(req, c));
-    const user = await client.verifyIdToken(idToken, flow.nonce);
-    const issued = sessions.issue(user);
+    const idToken = await rp.redeem(q.code, flow.verifier, redirectUriOf(req, c));
+    const user = await rp.verifyIdToken(idToken, flow.nonce);
+    const issued = signed.issue(user);
     const secure = req.protocol === 'https';
     const maxAge = Math.round(c.session_hours * 3600);
     return reply
@@ -235,5 +255,5 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
         serializeCookie(FLOW_COOKIE, '', { maxAge: 0, httpOnly: true, sameSite: 'Lax', path: FLOW_PATH, secure }),
       ])
       .redirect('/ui/', 302);
-  });
+  }
 }
