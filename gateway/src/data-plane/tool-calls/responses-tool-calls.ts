@@ -76,7 +76,6 @@ export function replaceItems(response: Json | null, replaced: ReadonlyMap<string
 }
 
 interface Held {
-  outputIndex: number;
   frames: string[];
   data: Json[];
 }
@@ -85,62 +84,76 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
 
 /**
  * Responses events: a call item is held from its output_item.added to its output_item.done, then released as it came or
- * replaced by the six events of a message item at the same output_index; every later sequence_number moves by the
- * difference, and the terminal event's response lists the message item in the call's place.
+ * replaced by the six events of a message item at the same output_index; events are numbered on from the upstream's
+ * first sequence_number (rewritten only where the edit moved them), and the terminal event's response lists the message
+ * item in the call's place.
  */
 export class ResponsesToolFilter implements StreamToolFilter {
-  private held: Held | null = null;
-  /** What every later event's sequence_number moves by. */
-  private shift = 0;
+  /** Call items held, by output_index. */
+  private readonly held = new Map<number, Held>();
+  /** The sequence_number the next event sent carries (null until the first). */
+  private next: number | null = null;
+  /** Every event sent so far carried its upstream number: frames pass without being parsed. */
+  private inStep = true;
   /** Denied call items by their item id, with the message item that replaced each. */
   readonly replaced = new Map<string, Json>();
 
   constructor(private readonly gate: ToolGate) {}
 
   push(frame: string): string | Promise<string> {
-    if (this.held === null && this.shift === 0 && this.replaced.size === 0 && !frame.includes('"response.output_item.added"')) return frame;
+    if (this.held.size === 0 && this.inStep && this.next !== null && !frame.includes('"response.output_item.added"')) {
+      if (frame.includes('"sequence_number"')) this.next++;
+      return frame;
+    }
     const data = frameData(frame);
     if (!data) return frame;
-    const held = this.held;
-    if (held !== null && data.output_index === held.outputIndex) {
+    // Numbering goes on from the upstream's first event, whether it is sent at once or held.
+    if (this.next === null && typeof data.sequence_number === 'number') this.next = data.sequence_number;
+    const index = typeof data.output_index === 'number' ? data.output_index : null;
+    const held = index === null ? undefined : this.held.get(index);
+    if (held) {
       held.frames.push(frame);
       held.data.push(data);
-      if (data.type === 'response.output_item.done') return this.release();
+      if (data.type === 'response.output_item.done') return this.release(index!, held);
       return '';
     }
-    if (held === null && data.type === 'response.output_item.added' && isCallItem(data.item as Json | undefined)) {
-      this.held = { outputIndex: Number(data.output_index), frames: [frame], data: [data] };
+    if (index !== null && data.type === 'response.output_item.added' && isCallItem(data.item as Json | undefined)) {
+      this.held.set(index, { frames: [frame], data: [data] });
       return '';
     }
     if (TERMINAL.has(String(data.type)) && this.replaced.size > 0) {
-      const response = replaceItems(data.response as Json, this.replaced);
-      return withData(frame, { ...data, sequence_number: this.seq(data), response });
+      return this.send(frame, { ...data, response: replaceItems(data.response as Json, this.replaced) }, true);
     }
-    return this.shift === 0 ? frame : withData(frame, { ...data, sequence_number: this.seq(data) });
+    return this.send(frame, data, false);
   }
 
-  private seq(data: Json): unknown {
-    return typeof data.sequence_number === 'number' ? data.sequence_number + this.shift : data.sequence_number;
+  /** One event as sent: its number set to the next one when it differs (or when the event was edited). */
+  private send(frame: string, data: Json, edited: boolean): string {
+    const seq = data.sequence_number;
+    if (typeof seq !== 'number') return edited ? withData(frame, data) : frame;
+    if (this.next === null) this.next = seq;
+    const n = this.next++;
+    if (seq === n && !edited) return frame;
+    if (seq !== n) this.inStep = false;
+    return withData(frame, { ...data, sequence_number: n });
   }
 
-  private async release(): Promise<string> {
-    const h = this.held!;
-    this.held = null;
+  private async release(index: number, h: Held): Promise<string> {
+    this.held.delete(index);
     const done = h.data[h.data.length - 1]!.item as Json;
     const view = responsesCallView(done);
     const d = await this.gate.decide(callId(done), view);
-    if (d.action === 'allow') {
-      if (this.shift === 0) return h.frames.join('');
-      return h.frames.map((f, n) => withData(f, { ...h.data[n]!, sequence_number: this.seq(h.data[n]!) })).join('');
-    }
+    if (d.action === 'allow') return h.frames.map((f, n) => this.send(f, h.data[n]!, false)).join('');
     const text = refusalSentence(view.name, d);
     const item = refusalItem(text);
     this.replaced.set(String(done.id ?? ''), item);
     const first = h.data[0]!.sequence_number;
-    const base = typeof first === 'number' ? first + this.shift : undefined;
-    const events = messageItemEvents(item, h.outputIndex, text, base);
-    this.shift += 6 - h.frames.length;
-    return events;
+    if (this.next === null && typeof first === 'number') this.next = first;
+    const seq = typeof first === 'number' ? this.next! : undefined;
+    if (seq !== undefined) this.next = seq + 6;
+    // Six events stand in for the call's: the upstream's numbers no longer line up with what is sent.
+    this.inStep = false;
+    return messageItemEvents(item, index, text, seq);
   }
 
   async close(last: string, _failed: boolean): Promise<string> {
@@ -150,7 +163,7 @@ export class ResponsesToolFilter implements StreamToolFilter {
       out += typeof r === 'string' ? r : await r;
     }
     // A call item the stream broke off in is incomplete: the client never gets it.
-    this.held = null;
+    this.held.clear();
     return out;
   }
 }

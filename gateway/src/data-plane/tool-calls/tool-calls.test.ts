@@ -219,6 +219,42 @@ describe('responses', () => {
   });
 });
 
+describe('responses, interleaved', () => {
+  it('holds two call items whose events interleave, each until its own done, and numbers what it sends in order', async () => {
+    let seq = 0;
+    const e = (type: string, o: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...o })}\n\n`;
+    const a = { type: 'function_call', id: 'fc_a', call_id: 'call_a', name: 'read', arguments: '' };
+    const b = { type: 'custom_tool_call', id: 'ct_b', call_id: 'call_b', name: 'deny_patch', input: '' };
+    const frames = [
+      e('response.output_item.added', { output_index: 0, item: a }),
+      e('response.output_item.added', { output_index: 1, item: b }),
+      e('response.custom_tool_call_input.delta', { item_id: 'ct_b', output_index: 1, delta: '*** Begin' }),
+      e('response.output_item.done', { output_index: 1, item: { ...b, input: '*** Begin' } }),
+      e('response.function_call_arguments.delta', { item_id: 'fc_a', output_index: 0, delta: '{}' }),
+      e('response.output_item.done', { output_index: 0, item: { ...a, arguments: '{}' } }),
+    ];
+    const gate = new ToolGate(rules);
+    const got = sseFrames(await relay(frames, new ResponsesToolFilter(gate), '')).map((f) => frameData(f)!);
+    expect(got.map((d) => d.sequence_number)).toEqual(got.map((_, i) => i));
+    expect(got.map((d) => [d.type, d.output_index])).toEqual([
+      ['response.output_item.added', 1],
+      ['response.content_part.added', 1],
+      ['response.output_text.delta', 1],
+      ['response.output_text.done', 1],
+      ['response.content_part.done', 1],
+      ['response.output_item.done', 1],
+      ['response.output_item.added', 0],
+      ['response.function_call_arguments.delta', 0],
+      ['response.output_item.done', 0],
+    ]);
+    expect(got[3]!.text).toBe(refusal('deny_patch'));
+    expect(gate.records.map((r) => [r.id, r.decision])).toEqual([
+      ['call_b', 'denied'],
+      ['call_a', 'allowed'],
+    ]);
+  });
+});
+
 describe('the call view of a Responses call item', () => {
   it('reads function calls by name, custom tools by their one string, built-in calls by kind and MCP calls by server', () => {
     expect(responsesCallView({ type: 'function_call', name: 'exec_command', arguments: '{"cmd":"ls"}' })).toEqual({ name: 'exec_command', input: { cmd: 'ls' }, text: '{"cmd":"ls"}' });
