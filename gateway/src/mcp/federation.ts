@@ -15,6 +15,7 @@ import type {
   ResourceTemplate,
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { toAgentgwError } from '../http/error-handler.js';
 import { currentAgent } from '../policy/auth.js';
 import { type EffectivePolicy, effectivePolicy } from '../policy/effective-policy.js';
@@ -65,8 +66,8 @@ export class Federation {
     }
   }
 
-  callTool(caller: McpCaller, params: CallToolRequest['params'], signal?: AbortSignal): Promise<CallToolResult> {
-    return callTool(this.deps, caller, params, signal);
+  callTool(caller: McpCaller, params: CallToolRequest['params'], signal?: AbortSignal, onprogress?: ProgressCallback): Promise<CallToolResult> {
+    return callTool(this.deps, caller, params, signal, onprogress);
   }
 
   /** The tools the policies allow, from every server that answers. */

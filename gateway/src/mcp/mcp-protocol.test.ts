@@ -4,8 +4,10 @@
 import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
+import { eventually } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
@@ -96,6 +98,29 @@ describe('/mcp protocol relay', () => {
       const err = await client.callTool({ name: 'web__no_such_tool', arguments: {} }).then(() => undefined, (e: Error) => e);
       expect(err?.message).toMatch(/^MCP error -32602: Unknown tool web__no_such_tool/);
       expect(err?.message).not.toMatch(/MCP error -32602: MCP error/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a client's progressToken reaches the upstream and its progress comes back; cancelling a call cancels it upstream", async () => {
+    const { client } = await connect(gw.url, key);
+    try {
+      const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+      const r = (await client.callTool({ name: 'web__progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => void seen.push(p) })) as CallToolResult;
+      expect(r.content).toEqual([{ type: 'text', text: 'done' }]);
+      expect(seen).toEqual([1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i}` })));
+      // Without a token, no progress is asked for (and none is sent).
+      expect(((await client.callTool({ name: 'web__progress', arguments: {} })) as CallToolResult).isError).toBeFalsy();
+
+      const before = upstream.calls.get('wait') ?? 0;
+      const cancelledBefore = upstream.cancelled;
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'web__wait', arguments: {} }, undefined, { signal: controller.signal });
+      await eventually(() => (upstream.calls.get('wait') ?? 0) > before, 5_000, 'the call to reach the upstream');
+      controller.abort('changed my mind');
+      await expect(call).rejects.toThrow();
+      await eventually(() => upstream.cancelled > cancelledBefore, 5_000, 'notifications/cancelled to reach the upstream');
     } finally {
       await client.close();
     }

@@ -15,9 +15,12 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  type Progress,
+  type ProgressToken,
   ReadResourceRequestSchema,
+  type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ProgressCallback, RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { VERSION } from '../version.js';
@@ -35,6 +38,15 @@ type Extra = RequestHandlerExtra<never, never>;
 // elicitation of its own, so every session shares one, built if ever needed.
 let ajv: AjvJsonSchemaValidator | undefined;
 const sharedValidator: jsonSchemaValidator = { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+
+/**
+ * The client asked for progress (`_meta.progressToken`): the upstream's progress notifications of the call go to it under
+ * its own token, on the call's stream (so they reach it whichever node serves the call).
+ */
+function relayProgress(token: ProgressToken | undefined, send: (n: ServerNotification) => Promise<void>): ProgressCallback | undefined {
+  if (token === undefined) return undefined;
+  return (p: Progress) => void send({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => undefined);
+}
 
 /** The caller of one request, as the /mcp front handed it to the transport. */
 function callerOf(extra: { authInfo?: { extra?: Record<string, unknown> } }): McpCaller {
@@ -84,7 +96,9 @@ export class SessionProtocol {
       this.told.tools = result.tools.map((t) => t.name).sort().join('\n');
       return result;
     });
-    s.setRequestHandler(CallToolRequestSchema, (req, extra) => federation.callTool(callerOf(extra), req.params, (extra as Extra).signal));
+    s.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      federation.callTool(callerOf(extra), req.params, (extra as Extra).signal, relayProgress(req.params._meta?.progressToken, extra.sendNotification)),
+    );
     s.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => {
       const caller = callerOf(extra);
       this.told.servers = federation.visibleServers(caller);

@@ -1,5 +1,6 @@
 // One tools/call through /mcp: the checks table with the tool-call view (CONTRACT's decision order), the upstream call,
 // PII redaction of the result, the budget settled, and a trace step with endpoint mcp and the tool.
+import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { PiiType } from '../contract/index.js';
@@ -54,7 +55,13 @@ function answerError(e: McpError): AgentgwError {
     : new AgentgwError('upstream_bad_response', 'The MCP server answered the call with an error.');
 }
 
-export async function callTool(deps: ToolCallDeps, caller: McpCaller, params: CallToolRequest['params'], signal?: AbortSignal): Promise<CallToolResult> {
+export async function callTool(
+  deps: ToolCallDeps,
+  caller: McpCaller,
+  params: CallToolRequest['params'],
+  signal?: AbortSignal,
+  onprogress?: ProgressCallback,
+): Promise<CallToolResult> {
   const { dp } = deps;
   const split = splitFederatedName(params.name);
   const upstream = split ? deps.upstreams.get(split.server) : undefined;
@@ -110,7 +117,8 @@ export async function callTool(deps: ToolCallDeps, caller: McpCaller, params: Ca
     const args = toolCallArguments(a.body);
     sent = true;
     const upstreamResult = await upstream.request(
-      (client, options) => client.request({ method: 'tools/call', params: { name: split.name, arguments: args } }, CallToolResultSchema, options),
+      // With onprogress the SDK asks the upstream for progress under a token of its own and hands each notification back.
+      (client, options) => client.request({ method: 'tools/call', params: { name: split.name, arguments: args } }, CallToolResultSchema, onprogress ? { ...options, onprogress } : options),
       signal,
     );
     const { result, found } = redactToolResult(eff.policies, upstreamResult as CallToolResult);

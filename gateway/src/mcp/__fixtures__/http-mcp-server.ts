@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 export interface HttpMcpFixture {
@@ -20,6 +21,10 @@ export interface HttpMcpFixture {
   /** Adds a tool to every session's server and tells the sessions their tool list changed. */
   addTool(name: string): void;
   sessionCount(): number;
+  /** Calls of `wait` whose caller cancelled them (notifications/cancelled reached the server). */
+  cancelled: number;
+  /** The log level the gateway set on the server's sessions (logging/setLevel), last one. */
+  logLevel: string | undefined;
   close(): Promise<void>;
 }
 
@@ -27,7 +32,13 @@ export async function startHttpMcpServer(): Promise<HttpMcpFixture> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers = new Set<McpServer>();
   const extraTools: string[] = [];
-  const fixture = { calls: new Map<string, number>(), headers: [] as IncomingMessage['headers'][], lastEmail: undefined as Record<string, unknown> | undefined };
+  const fixture = {
+    calls: new Map<string, number>(),
+    headers: [] as IncomingMessage['headers'][],
+    lastEmail: undefined as Record<string, unknown> | undefined,
+    cancelled: 0,
+    logLevel: undefined as string | undefined,
+  };
   const count = (tool: string) => fixture.calls.set(tool, (fixture.calls.get(tool) ?? 0) + 1);
 
   function addExtraTool(server: McpServer, name: string): void {
@@ -38,7 +49,42 @@ export async function startHttpMcpServer(): Promise<HttpMcpFixture> {
   }
 
   function newServer(): McpServer {
-    const server = new McpServer({ name: 'fixture-http', version: '1.0.0' });
+    const server = new McpServer({ name: 'fixture-http', version: '1.0.0' }, { capabilities: { logging: {} } });
+    server.server.setRequestHandler(SetLevelRequestSchema, async (req) => {
+      fixture.logLevel = req.params.level;
+      return {};
+    });
+    server.registerTool('progress', { description: 'Reports progress three times, logs, then answers.', inputSchema: { steps: z.number().optional() } }, async ({ steps }, extra) => {
+      count('progress');
+      const token = extra._meta?.progressToken;
+      const total = steps ?? 3;
+      for (let i = 1; i <= total; i++) {
+        if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total, message: `step ${i}` } });
+      }
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'fixture', data: `ran ${total} steps` } });
+      return { content: [{ type: 'text', text: 'done' }] };
+    });
+    server.registerTool('wait', { description: 'Waits until cancelled (at most 10 s).' }, async (extra) => {
+      count('wait');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 10_000);
+        extra.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          fixture.cancelled++;
+          resolve();
+        });
+      });
+      return { content: [{ type: 'text', text: 'waited' }] };
+    });
+    server.registerTool('linked', { description: 'Answers with a link to the readme and the readme embedded.' }, async () => {
+      count('linked');
+      return {
+        content: [
+          { type: 'resource_link', uri: 'file:///readme.md', name: 'readme', mimeType: 'text/markdown' },
+          { type: 'resource', resource: { uri: 'file:///readme.md', mimeType: 'text/markdown', text: '# Readme' } },
+        ],
+      };
+    });
     server.registerTool('search', { description: 'Searches.', inputSchema: { query: z.string() } }, async ({ query }) => {
       count('search');
       return { content: [{ type: 'text', text: `results for ${query}` }] };
@@ -131,6 +177,12 @@ export async function startHttpMcpServer(): Promise<HttpMcpFixture> {
       }
     },
     sessionCount: () => transports.size,
+    get cancelled() {
+      return fixture.cancelled;
+    },
+    get logLevel() {
+      return fixture.logLevel;
+    },
     async close() {
       await Promise.all([...transports.values()].map((t) => t.close()));
       http.closeAllConnections();
