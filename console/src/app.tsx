@@ -35,12 +35,15 @@ function signInError(): string | undefined {
   return SIGN_IN_ERRORS[reason] ?? SIGN_IN_ERRORS.refused;
 }
 
+/** Read once, when the console loads (and taken off the address bar). */
+const SIGN_IN_ERROR = signInError();
+
 export function App() {
   // key null: signed in through the OpenID issuer, with the gateway's session cookie.
   const [auth, setAuth] = useState<{ key: string | null; me: Me } | null>(null);
   const [checking, setChecking] = useState(true);
   const [oidc, setOidc] = useState(false);
-  const [notice, setNotice] = useState<string | undefined>(signInError);
+  const [notice, setNotice] = useState<string | undefined>(SIGN_IN_ERROR);
 
   const signOut = useCallback((why?: string, viaOidc = false) => {
     forgetKey();
