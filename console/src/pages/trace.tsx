@@ -1,5 +1,5 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
-import { query } from '../api/client';
+import { ApiError, query } from '../api/client';
 import type { Agent, TraceDetail } from '../api/types';
 import { Badge, Card, ErrorNote, Loading } from '../components/bits';
 import { Dialog } from '../components/dialog';
@@ -9,21 +9,31 @@ import { Link } from '../router';
 import { useSession } from '../session';
 import { usePoll } from '../use-poll';
 
+/** A trace is live while a step runs or for a minute after its last one ended (an agent running a tool between calls). */
+export const LIVE_MS = 60_000;
+
+/** A trace opened before its first step is recorded is asked for again after 250 ms, then 500 ms, 1 s, up to 4 s. */
+const FIRST_TRY_MS = 250;
+const MAX_WAIT_MS = 4000;
+
 /**
- * An open trace (not stopped, with a step running or one in the last 10 minutes) is fetched every 250 ms (500 ms past
- * 300 steps), so a new step shows within a second of the gateway recording it; others every 5 s.
+ * A live trace is fetched every 250 ms (500 ms past 300 steps), so a new step shows within a second of the gateway
+ * recording it; others every 5 s (a new step makes them live again).
  */
-function pollEvery(t: TraceDetail | undefined): number {
-  if (!t || !isOpen(t)) return 5000;
+function pollEvery(t: TraceDetail | null | undefined, misses: number): number {
+  if (t === null) return Math.min(MAX_WAIT_MS, FIRST_TRY_MS * 2 ** Math.max(0, misses - 1));
+  if (!t || !isLive(t)) return 5000;
   return t.requests.length > 300 ? 500 : 250;
 }
 
-function isOpen(t: TraceDetail): boolean {
-  return !t.stopped && (t.requests.some((r) => r.status === 'running') || Date.now() - Date.parse(t.ended_at) < 10 * 60_000);
+export function isLive(t: TraceDetail, now = Date.now()): boolean {
+  return !t.stopped && (t.requests.some((r) => r.status === 'running') || now - Date.parse(t.ended_at) < LIVE_MS);
 }
 
 /** What a poll can change: new steps, a step finishing, the stop (a running step's bar grows: always drawn again). */
-const sameTrace = (a: TraceDetail, b: TraceDetail) =>
+const sameTrace = (a: TraceDetail | null, b: TraceDetail | null): boolean =>
+  a === null || b === null ? a === b : sameDetail(a, b);
+const sameDetail = (a: TraceDetail, b: TraceDetail) =>
   !a.requests.some((r) => r.status === 'running') &&
   a.request_count === b.request_count &&
   a.requests.length === b.requests.length &&
@@ -37,10 +47,22 @@ export function TracePage(props: { id: string; tenant?: string }) {
   const { api, canWrite } = useSession();
   const [stopping, setStopping] = useState(false);
   const marked = useRef<string | null>(null);
+  /** Answers of trace_not_found in a row: the trace was opened before the gateway recorded its first step. */
+  const misses = useRef(0);
   const path = `/traces/${encodeURIComponent(props.id)}${query({ tenant_id: props.tenant })}`;
-  const trace = usePoll(
+  const trace = usePoll<TraceDetail | null>(
     async () => {
-      const t = await api.get<TraceDetail>(path);
+      let t: TraceDetail;
+      try {
+        t = await api.get<TraceDetail>(path);
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 'trace_not_found') {
+          misses.current++;
+          return null;
+        }
+        throw e;
+      }
+      misses.current = 0;
       if (marked.current !== path) {
         marked.current = path;
         performance.mark('agentgw:trace-data', { detail: { steps: t.requests.length } });
@@ -48,12 +70,19 @@ export function TracePage(props: { id: string; tenant?: string }) {
       return t;
     },
     [api, path],
-    pollEvery,
+    (t) => pollEvery(t, misses.current),
     sameTrace,
   );
   const t = trace.data;
   const agentId = t?.agent_id;
   const agent = usePoll(() => (agentId ? api.get<Agent>(`/agents/${encodeURIComponent(agentId)}`).catch(() => null) : Promise.resolve(null)), [api, agentId]);
+  // A live trace whose answers no longer change is drawn again when its minute is up: the badge and Stop button go.
+  const [, redraw] = useState(0);
+  useEffect(() => {
+    if (!t || !isLive(t) || t.requests.some((r) => r.status === 'running')) return;
+    const id = setTimeout(() => redraw((n) => n + 1), Math.max(0, Date.parse(t.ended_at) + LIVE_MS - Date.now()) + 50);
+    return () => clearTimeout(id);
+  }, [t]);
   if (!props.id) return <ErrorNote error={new Error('No trace id: open a trace from the traces list.')} />;
 
   return (
@@ -62,17 +91,25 @@ export function TracePage(props: { id: string; tenant?: string }) {
         <p className="crumbs">
           <Link to="/traces">Traces</Link> /
         </p>
-        <h1 className="mono trace-title">{props.id}</h1>
+        <h1 className="mono trace-title">
+          <span title={props.id}>{props.id}</span>
+          <CopyButton text={props.id} />
+        </h1>
       </div>
       <ErrorNote error={trace.error} />
-      {!t ? (
+      {t === null ? (
+        <p className="muted waiting" data-testid="trace-waiting" role="status">
+          Waiting for the first step of this trace: it shows here as soon as the gateway records it.
+          {misses.current > 8 ? ' Nothing yet: check the trace id (and tenant) if no request of it was sent.' : ''}
+        </p>
+      ) : !t ? (
         <Loading />
       ) : (
         <>
           <Card
             testId="trace-summary"
             actions={
-              canWrite && !t.stopped ? (
+              canWrite && isLive(t) ? (
                 <button type="button" className="danger" onClick={() => setStopping(true)} data-testid="stop-trace">
                   Stop trace
                 </button>
@@ -80,7 +117,7 @@ export function TracePage(props: { id: string; tenant?: string }) {
             }
             title={
               <>
-                Summary {t.stopped ? <Badge tone="bad">stopped</Badge> : isOpen(t) ? <Badge tone="info">live</Badge> : null}
+                Summary {t.stopped ? <Badge tone="bad">stopped</Badge> : isLive(t) ? <Badge tone="info">live</Badge> : null}
               </>
             }
           >
@@ -118,6 +155,24 @@ export function TracePage(props: { id: string; tenant?: string }) {
         />
       )}
     </div>
+  );
+}
+
+/** Copies a long id whole (the page may show it cut). */
+function CopyButton(props: { text: string }) {
+  const [done, setDone] = useState(false);
+  const copy = () =>
+    void navigator.clipboard?.writeText(props.text).then(
+      () => {
+        setDone(true);
+        setTimeout(() => setDone(false), 1500);
+      },
+      () => undefined,
+    );
+  return (
+    <button type="button" className="copy" onClick={copy} title="Copy the trace id" aria-label="Copy the trace id">
+      {done ? 'Copied' : 'Copy'}
+    </button>
   );
 }
 
