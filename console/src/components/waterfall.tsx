@@ -15,6 +15,20 @@ const DIALECT: Record<string, string> = {
 /** Longer traces draw only the rows in view (and a few around), so a trace of any length draws as fast as a short one. */
 const WINDOWED_FROM = 200;
 
+/**
+ * The time axis: 0, round values (1, 2 or 5 times a power of ten, at least 1 ms) and the span's end, each label once:
+ * a 3 ms trace reads 0 ms, 1 ms, 2 ms, 3 ms instead of repeating rounded quarters.
+ */
+export function axisTicks(span: number): { at: number; label: string }[] {
+  const raw = span / 4;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = Math.max(1, ([1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag));
+  const ticks = [{ at: 0, label: ms(0) }];
+  for (let v = step; v < span * 0.75; v += step) ticks.push({ at: v / span, label: ms(v) });
+  ticks.push({ at: 1, label: ms(span) });
+  return ticks.filter((t, i) => ticks.findIndex((o) => o.label === t.label) === i);
+}
+
 interface Timing {
   /** Milliseconds from the trace's start to the step's. */
   start: number;
@@ -64,7 +78,7 @@ export function Waterfall(props: { trace: TraceDetail }) {
     return () => cancelAnimationFrame(id);
   }, [steps.length]);
 
-  const ticks = [0, 0.25, 0.5, 0.75, 1];
+  const ticks = useMemo(() => axisTicks(span), [span]);
   return (
     <div className="waterfall" data-testid="waterfall" data-steps={steps.length} style={{ '--span': span } as CSSProperties}>
       <div className="wf-row wf-head">
@@ -76,9 +90,9 @@ export function Waterfall(props: { trace: TraceDetail }) {
         <span className="wf-num wf-lat">Latency</span>
         <span className="wf-num wf-ttft">TTFT</span>
         <span className="wf-time wf-axis">
-          {ticks.map((f) => (
-            <span key={f} className="wf-tick" style={{ '--at': f } as CSSProperties}>
-              {ms(span * f)}
+          {ticks.map((t) => (
+            <span key={t.label} className="wf-tick" style={{ '--at': t.at } as CSSProperties}>
+              {t.label}
             </span>
           ))}
         </span>
@@ -169,7 +183,7 @@ const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: R
       </div>
       {expanded && (
         <dl className="wf-details" data-testid="step-details">
-          <Detail k="Request" v={s.request_id} />
+          <Detail k="Request" v={s.request_id} id />
           <Detail k="Dialect" v={`${DIALECT[s.endpoint] ?? s.endpoint} (${s.endpoint})${s.stream ? ', streamed' : ''}`} />
           <Detail k="Provider" v={s.provider ?? '—'} />
           <Detail k={s.endpoint === 'mcp' ? 'Tool' : 'Model'} v={what} />
@@ -179,7 +193,7 @@ const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: R
           <Detail k="Cost" v={usd(s.cost)} />
           <Detail k="Latency · TTFT" v={`${ms(s.latency_ms)} · ${ms(s.ttft_ms)}`} />
           <Detail k="PII types" v={s.pii_types.length ? s.pii_types.join(', ') : 'none'} />
-          {s.response_id && <Detail k="Response" v={s.response_id} />}
+          {s.response_id && <Detail k="Response" v={s.response_id} id />}
           <Detail k="Started" v={s.started_at} />
         </dl>
       )}
@@ -187,9 +201,12 @@ const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: R
   );
 }, same);
 
-const Detail = (p: { k: string; v: string }) => (
+/** A fact of a step. An id is one line, cut with an ellipsis when narrow (whole in its title, and copied whole). */
+const Detail = (p: { k: string; v: string; id?: boolean }) => (
   <div>
     <dt>{p.k}</dt>
-    <dd className="mono">{p.v}</dd>
+    <dd className={p.id ? 'mono one-line' : 'mono'} title={p.id ? p.v : undefined}>
+      {p.v}
+    </dd>
   </div>
 );
