@@ -61,6 +61,17 @@ export function Agents(props: { focus?: string }) {
     }
   };
 
+  const actionsOf = (a: AgentWithSpend) => (
+    <>
+      <button type="button" disabled={busy === a.id} onClick={() => setSuspended(a, !a.suspended)}>
+        {a.suspended ? 'Resume' : 'Suspend'}
+      </button>
+      <button type="button" onClick={() => setRotating(a)}>
+        Rotate key
+      </button>
+    </>
+  );
+
   return (
     <div className="page">
       <div className="page-head">
@@ -99,25 +110,33 @@ export function Agents(props: { focus?: string }) {
               <thead>
                 <tr>
                   <th>Agent</th>
-                  {!me.tenant_id && <th>Tenant</th>}
-                  <th>Policy</th>
+                  {!me.tenant_id && <th className="wide-only">Tenant</th>}
+                  <th className="wide-only">Policy</th>
                   <th className="meter-col">Today</th>
                   <th className="meter-col">This month</th>
-                  <th>State</th>
-                  {canWrite && <th>Actions</th>}
+                  <th className="wide-only">State</th>
+                  {canWrite && <th className="wide-only">Actions</th>}
                 </tr>
               </thead>
               <tbody>
                 {rows.map((a) => (
                   <tr key={a.id} id={`agent-${a.id}`} data-testid="agent-row" data-agent={a.name} className={props.focus === a.id ? 'focused' : undefined}>
-                    <td>
-                      <strong>{a.name}</strong>
-                      <div className="muted mono small">
+                    <td className="agent-cell">
+                      <strong title={a.name}>{a.name}</strong>
+                      <div className="muted mono small agent-id" title={a.id}>
                         {a.id} · key {a.key_prefix}…
                       </div>
+                      {/* On a narrow screen the columns without a number are stacked here, the actions under them. */}
+                      {/* The state is drawn by CSS from data-state: the State column's badge stays the one element saying it. */}
+                      <div className="narrow-only small muted agent-facts" data-state={a.suspended ? 'suspended' : 'active'}>
+                        {me.tenant_id ? '' : <span>{a.tenant_id}</span>}
+                        {me.tenant_id ? '' : ' · '}
+                        <span>{a.policy_id ?? 'no policy'}</span>
+                      </div>
+                      {canWrite && <div className="narrow-only narrow-actions">{actionsOf(a)}</div>}
                     </td>
-                    {!me.tenant_id && <td>{a.tenant_id}</td>}
-                    <td>
+                    {!me.tenant_id && <td className="wide-only">{a.tenant_id}</td>}
+                    <td className="wide-only">
                       {a.policy_id ? (
                         <Link to={`/policies#${a.policy_id}`} className="mono">
                           {a.policy_id}
@@ -133,17 +152,10 @@ export function Agents(props: { focus?: string }) {
                     <td className="meter-col">
                       <Meter label="" spent={a.spend.month} limit={a.spend.monthly_limit} />
                     </td>
-                    <td>{a.suspended ? <Badge tone="warn">suspended</Badge> : <Badge tone="ok">active</Badge>}</td>
+                    <td className="wide-only">{a.suspended ? <Badge tone="warn">suspended</Badge> : <Badge tone="ok">active</Badge>}</td>
                     {canWrite && (
-                      <td className="actions">
-                        <div>
-                          <button type="button" disabled={busy === a.id} onClick={() => setSuspended(a, !a.suspended)}>
-                            {a.suspended ? 'Resume' : 'Suspend'}
-                          </button>
-                          <button type="button" onClick={() => setRotating(a)}>
-                            Rotate key
-                          </button>
-                        </div>
+                      <td className="actions wide-only">
+                        <div>{actionsOf(a)}</div>
                       </td>
                     )}
                   </tr>

@@ -117,32 +117,42 @@ export function Traces() {
               <thead>
                 <tr>
                   <th>Trace</th>
-                  {!me.tenant_id && <th>Tenant</th>}
-                  <th>Agent</th>
-                  <th>Started</th>
-                  <th className="num">Duration</th>
+                  {!me.tenant_id && <th className="wide-only">Tenant</th>}
+                  <th className="wide-only">Agent</th>
+                  <th className="wide-only">Started</th>
+                  <th className="num wide-only">Duration</th>
                   <th className="num">Steps</th>
                   <th className="num">Errors</th>
-                  <th className="num">Tokens</th>
+                  <th className="num wide-only">Tokens</th>
                   <th className="num">Cost</th>
                 </tr>
               </thead>
               <tbody>
                 {rows.map((t) => (
                   <tr key={`${t.tenant_id}/${t.trace_id}`} data-testid="trace-row" className="clickable" onClick={(e) => !(e.target as HTMLElement).closest('a') && navigate(traceHref(t))}>
-                    <td>
-                      <Link to={traceHref(t)} className="mono">
-                        {t.trace_id}
-                      </Link>
-                      {t.stopped && <Badge tone="bad">stopped</Badge>}
+                    <td className="trace-cell">
+                      <span className="trace-id-line">
+                        <Link to={traceHref(t)} className="mono trace-id" title={t.trace_id}>
+                          {t.trace_id}
+                        </Link>
+                        {t.stopped && <Badge tone="bad">stopped</Badge>}
+                      </span>
+                      {/* On a narrow screen the columns that carry no number the list is read for are stacked here. */}
+                      <span className="narrow-only muted small">
+                        {me.tenant_id ? '' : `${t.tenant_id} · `}
+                        {dir.agentName(t.agent_id)} · {ago(t.started_at)} · {ms(Date.parse(t.ended_at) - Date.parse(t.started_at))} ·{' '}
+                        {compact(t.prompt_tokens + t.completion_tokens)} tokens
+                      </span>
                     </td>
-                    {!me.tenant_id && <td>{t.tenant_id}</td>}
-                    <td>{dir.agentName(t.agent_id)}</td>
-                    <td title={t.started_at}>{ago(t.started_at)}</td>
-                    <td className="num">{ms(Date.parse(t.ended_at) - Date.parse(t.started_at))}</td>
+                    {!me.tenant_id && <td className="wide-only">{t.tenant_id}</td>}
+                    <td className="wide-only">{dir.agentName(t.agent_id)}</td>
+                    <td className="wide-only" title={t.started_at}>
+                      {ago(t.started_at)}
+                    </td>
+                    <td className="num wide-only">{ms(Date.parse(t.ended_at) - Date.parse(t.started_at))}</td>
                     <td className="num">{t.request_count}</td>
                     <td className={t.error_count ? 'num bad' : 'num'}>{t.error_count}</td>
-                    <td className="num">{compact(t.prompt_tokens + t.completion_tokens)}</td>
+                    <td className="num wide-only">{compact(t.prompt_tokens + t.completion_tokens)}</td>
                     <td className="num">{usd(t.cost)}</td>
                   </tr>
                 ))}
