@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { int, time } from '../format';
 
 export interface Series {
   label: string;
@@ -26,10 +27,12 @@ export function TimeChart(props: { xs: number[]; series: Series[]; height?: numb
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true, range: (_u, min, max) => [min - (props.step ?? 0) / 2, max + (props.step ?? 0) / 2] } },
       axes: [{ stroke: '#5b6478', grid: { stroke: '#eef0f4' } }, { stroke: '#5b6478', grid: { stroke: '#eef0f4' }, size: 48 }],
+      // The legend reads the point under the cursor, and the whole period's totals when there is none (never "--").
       series: [
-        {},
+        { label: 'Time', value: (_u: uPlot, v: number | null) => (v == null ? 'whole period' : time(new Date(v * 1000).toISOString())) },
         ...props.series.map((s) => ({
           label: s.label,
+          value: (_u: uPlot, v: number | null) => (v == null ? `${int(s.values.reduce((a, b) => a + b, 0))} in all` : int(v)),
           stroke: s.color,
           width: 2,
           fill: s.bars ? `${s.color}55` : undefined,
