@@ -99,6 +99,58 @@ interface BrowserGlobals {
   performance: { getEntriesByName(name: string): { startTime: number; detail?: { steps?: number } }[] };
 }
 
+/**
+ * A picture of the whole page at `width`: the window is made as tall as the page first, so every row is drawn (rows
+ * off screen are skipped by the browser: content-visibility) and the picture ends where the page does.
+ */
+async function shoot(page: Page, path: string, width: number): Promise<void> {
+  await page.setViewportSize({ width, height: 600 });
+  const height = await page.evaluate('document.documentElement.scrollHeight');
+  await page.setViewportSize({ width, height: Math.min(8000, Number(height)) });
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+  await page.screenshot({ path });
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/**
+ * Words the page broke across two lines inside `selector` (a word whose box has two lines): ids cut with an ellipsis
+ * stay one line and are no broken word.
+ */
+function brokenWords(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const broken = [];
+    for (const root of document.querySelectorAll(${JSON.stringify(selector)})) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.parentElement || node.parentElement.offsetParent === null) continue;
+        const re = /\S{2,}/g;
+        for (let m = re.exec(node.data); m; m = re.exec(node.data)) {
+          const range = document.createRange();
+          range.setStart(node, m.index);
+          range.setEnd(node, m.index + m[0].length);
+          const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+          if (tops.size > 1) broken.push(m[0]);
+        }
+      }
+    }
+    return broken;
+  })()`);
+}
+
+/**
+ * The columns of a table at the window's width: the headers shown, and whether any is cut off or scrolled out of
+ * view (the table wider than its box).
+ */
+function columns(page: Page, testId: string): Promise<{ shown: string[]; overflow: boolean }> {
+  return page.evaluate(`(() => {
+    const table = document.querySelector('[data-testid="${testId}"]');
+    const box = table.parentElement.getBoundingClientRect();
+    const shown = [...table.querySelectorAll('thead th')].filter((th) => th.offsetParent !== null).map((th) => th.textContent.trim());
+    const overflow = table.getBoundingClientRect().right > Math.min(box.right, window.innerWidth) + 1 || document.documentElement.scrollWidth > window.innerWidth;
+    return { shown, overflow };
+  })()`);
+}
+
 /** A link of the console's navigation bar. */
 const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true });
 
@@ -158,13 +210,26 @@ describe('the console at /ui', () => {
     await rows.nth(2).click();
     await expect.poll(() => page.getByTestId('step-details').textContent()).toContain('streamed');
     expect(await rows.nth(2).locator('.wf-ttft').textContent()).toMatch(/^\d+ ms$/);
-    // The README's picture: the page as tall as its content, 1280 wide.
-    await page.setViewportSize({ width: 1280, height: 400 });
-    await page.screenshot({ path: README_SHOT, fullPage: true });
-    await page.screenshot({ path: `${SHOTS}trace-1280.png`, fullPage: true });
+    // A live trace has the live badge and the Stop button.
+    expect(await page.getByTestId('trace-summary').getByText('live', { exact: true }).count()).toBe(1);
+    expect(await page.getByTestId('stop-trace').count()).toBe(1);
+    // No word broken mid-word in the step's details, at either width; the axis names each time once.
+    expect(await brokenWords(page, '[data-testid="step-details"]')).toEqual([]);
+    const ticks = await page.locator('.wf-tick').allTextContents();
+    expect(new Set(ticks).size).toBe(ticks.length);
+    // The README's picture: the trace's three steps drawn (none blank), the page whole, 1280 wide.
+    expect(await page.getByTestId('waterfall').getAttribute('data-steps')).toBe('3');
+    await shoot(page, README_SHOT, 1280);
+    expect(await rows.locator('.wf-model').evaluateAll((els) => els.map((e) => (e as unknown as { innerText: string }).innerText))).toEqual([
+      'mock/mock-1',
+      'openai/gpt-4o-mini',
+      'openai/gpt-4o-mini',
+    ]);
+    await shoot(page, `${SHOTS}trace-1280.png`, 1280);
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: `${SHOTS}trace-390.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(await brokenWords(page, '[data-testid="step-details"]')).toEqual([]);
+    expect(await page.locator('.trace-title > span').getAttribute('title')).toBe(trace);
+    await shoot(page, `${SHOTS}trace-390.png`, 390);
 
     // A fourth step of the open trace, drawn by the page's polling.
     await agentClient(keys.bot, trace).chat.completions.create({ model: 'mock/mock-1', messages: [{ role: 'user', content: 'one more thing' }] });
@@ -185,8 +250,43 @@ describe('the console at /ui', () => {
     // The refusal is a step of the trace too.
     await expect.poll(() => page.locator('[data-testid="step-row"][data-status="blocked"]').textContent(), { timeout: 6000 }).toContain('trace_stopped');
     await expect.poll(() => page.getByTestId('stop-trace').count()).toBe(0);
-    await page.setViewportSize({ width: 1280, height: 400 });
-    await page.screenshot({ path: `${SHOTS}trace-stopped-1280.png`, fullPage: true });
+    expect(await page.getByTestId('trace-summary').getByText('live', { exact: true }).count()).toBe(0);
+    await shoot(page, `${SHOTS}trace-stopped-1280.png`, 1280);
+    await context.close();
+  }, 60_000);
+
+  test('a trace opened before its first step waits for it, asking again quickly, and shows it without an error', async () => {
+    const { context, page } = await signIn(gw.adminKey);
+    const early = 'opened-before-its-first-step';
+    const asked: number[] = [];
+    page.on('request', (r) => new URL(r.url()).pathname === `/api/traces/${early}` && asked.push(Date.now()));
+    await page.goto(`${gw.url}/ui/trace?id=${early}&tenant=acme`);
+    await page.getByTestId('trace-waiting').waitFor();
+    expect(await page.getByTestId('trace-waiting').textContent()).toContain('Waiting for the first step');
+    expect(await page.getByText('trace_not_found').count()).toBe(0);
+    expect(await page.getByText('Loading…').count()).toBe(0);
+    // Asked again from 250 ms on, not every 5 s: at least three asks before the first 5 s poll would have come.
+    await expect.poll(() => asked.length, { timeout: 4000 }).toBeGreaterThanOrEqual(3);
+    const sentAt = Date.now();
+    await agentClient(keys.bot, early).chat.completions.create({ model: 'mock/mock-1', messages: [{ role: 'user', content: 'first' }] });
+    await page.getByTestId('step-row').first().waitFor();
+    console.log(`[console] the first step of a trace opened early appeared ${Date.now() - sentAt} ms after its request was sent`);
+    expect(await page.getByTestId('trace-waiting').count()).toBe(0);
+    expect(await page.getByTestId('stop-trace').count()).toBe(1);
+    await context.close();
+  }, 60_000);
+
+  test('a finished trace (no step for a minute) has no live badge and no Stop button', async () => {
+    const done = 'finished-run';
+    await agentClient(keys.bot, done).chat.completions.create({ model: 'mock/mock-1', messages: [{ role: 'user', content: 'done' }] });
+    const { context, page } = await signIn(gw.adminKey);
+    // The page's clock two minutes on: the trace's last step ended more than a minute before.
+    await page.clock.setFixedTime(new Date(Date.now() + 2 * 60_000));
+    await page.goto(`${gw.url}/ui/trace?id=${done}&tenant=acme`);
+    await page.getByTestId('step-row').first().waitFor();
+    expect(await page.getByTestId('trace-summary').getByText('live', { exact: true }).count()).toBe(0);
+    expect(await page.getByTestId('stop-trace').count()).toBe(0);
+    await shoot(page, `${SHOTS}trace-finished-1280.png`, 1280);
     await context.close();
   }, 60_000);
 
@@ -194,15 +294,38 @@ describe('the console at /ui', () => {
     const { context, page } = await signIn(gw.adminKey);
     await expect.poll(() => page.getByTestId('agent-row').count()).toBeGreaterThan(0);
     await expect.poll(() => page.getByTestId('top-models').locator('tbody tr').count()).toBeGreaterThan(0);
-    await page.screenshot({ path: `${SHOTS}overview-1280.png`, fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: `${SHOTS}overview-390.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await shoot(page, `${SHOTS}overview-1280.png`, 1280);
+    await shoot(page, `${SHOTS}overview-390.png`, 390);
+    // The chart's legend reads the period's totals when no point is under the cursor, never "--".
+    const legend = await page.getByTestId('activity-chart').locator('.u-legend').textContent();
+    expect(legend).toMatch(/Requests\s*[\d,]+ in all/);
+    expect(legend).not.toContain('--');
+    /** The columns of each table that carry a number its reader needs: shown at both widths. */
+    const needed: Record<string, string[]> = { 'traces-table': ['Steps', 'Errors', 'Cost'], 'agents-table': ['Today', 'This month'] };
     for (const name of ['traces', 'agents', 'policies', 'system'] as const) {
       await nav(page, name[0]!.toUpperCase() + name.slice(1)).click();
       await page.locator('.card').first().waitFor();
       await page.getByText('Loading…').first().waitFor({ state: 'detached' });
-      await page.screenshot({ path: `${SHOTS}${name}-1280.png`, fullPage: true });
+      for (const width of [1280, 390]) {
+        // The picture first: it shows what a failed check below found.
+        await shoot(page, `${SHOTS}${name}-${width}.png`, width);
+        await page.setViewportSize({ width, height: 900 });
+        const table = `${name}-table`;
+        if (needed[table]) {
+          const cols = await columns(page, table);
+          expect(cols.shown, `${table} at ${width} px`).toEqual(expect.arrayContaining(needed[table]!));
+          expect(cols.overflow, `${table} at ${width} px: a column is cut off or scrolled out of view`).toBe(false);
+        }
+        expect(await brokenWords(page, 'main'), `${name} at ${width} px`).toEqual([]);
+        if (name === 'traces') {
+          // Trace ids are one line (cut with an ellipsis), each whole in its title.
+          const ids = page.locator('[data-testid="trace-row"] .trace-id');
+          for (const id of await ids.all()) {
+            expect(await id.getAttribute('title')).toBe(await id.textContent());
+            expect(await id.evaluate((e) => (e as unknown as { getClientRects(): { length: number } }).getClientRects().length)).toBe(1);
+          }
+        }
+      }
     }
     await page.getByText('MCP servers').first().waitFor();
     await context.close();
@@ -302,7 +425,8 @@ describe('the console at /ui', () => {
   test('the console sends no secret but the admin key it was given, and only to its own /api', () => {
     expect(pageErrors).toEqual([]);
     // Probes of CONTRACT features a gateway may lack (hourly and per-tool usage, MCP): the console falls back.
-    for (const r of refusals) expect(r).toMatch(/^(400 \/api\/usage\?group_by=(hour|tool)&|404 \/api\/mcp\/servers$)/);
+    // And a trace opened before its first step was recorded: asked for again until it is.
+    for (const r of refusals) expect(r).toMatch(/^(400 \/api\/usage\?group_by=(hour|tool)&|404 \/api\/mcp\/servers$|404 \/api\/traces\/opened-before-its-first-step\?tenant_id=acme$)/);
     expect(sent.length).toBeGreaterThan(50);
     const origin = new URL(gw.url).origin;
     for (const r of sent) {
