@@ -5,13 +5,14 @@ import { ofMember, perElement } from '../json/part-cache.js';
 import { normalisedRequestHash } from './retry-block.js';
 
 /**
- * Tallies of the elements of `body[member]` and the bytes of `body.tools`, for promptTokensUpperBound. `lead` is the
- * tally of a part the view puts before the elements (a system prompt counted as a message), if any.
+ * Tallies of the elements of `body[member]` and the bytes of `body.tools`, for promptTokensUpperBound. `lead` names the
+ * top-level member a view puts before the elements as one more message, `{content: body[lead]}` (a system prompt,
+ * instructions), if any: its tally is looked up by its bytes too.
  */
-export function boundParts(body: Record<string, unknown>, member: string, lead?: unknown): BoundParts {
+export function boundParts(body: Record<string, unknown>, member: string, lead?: string): BoundParts {
   const tallies = perElement(body, member, 'tally', tallyOf);
   return {
-    tallies: lead === undefined ? tallies : [tallyOf(lead), ...tallies],
+    tallies: lead === undefined ? tallies : [ofMember(body, lead, 'lead-tally', (value) => tallyOf({ content: value })), ...tallies],
     toolsBytes: Array.isArray(body.tools) ? ofMember(body, 'tools', 'tools-bytes', (tools) => toolsBytes(tools as unknown[])) : undefined,
   };
 }

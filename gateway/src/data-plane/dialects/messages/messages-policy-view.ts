@@ -49,8 +49,8 @@ export const messagesPolicyView: PolicyView = {
     const messages = Array.isArray(body.messages) ? body.messages : [];
     // The system prompt counts as one more message.
     const all = body.system === undefined ? messages : [{ content: body.system }, ...messages];
-    const parts = boundParts(body, 'messages', body.system === undefined ? undefined : all[0]);
-    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] }, { ...parts, rest: membersBesides(body, COUNTED) });
+    const parts = boundParts(body, 'messages', body.system === undefined ? undefined : 'system');
+    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'] }, { tallies: parts.tallies, toolsBytes: parts.toolsBytes, rest: membersBesides(body, COUNTED) });
   },
   // max_tokens is required, and holds the thinking budget.
   requestedMaxOutputTokens: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),

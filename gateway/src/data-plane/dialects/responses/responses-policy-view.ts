@@ -1,5 +1,5 @@
 // How the checks read an OpenAI Responses request (its input already expanded with the stored conversation).
-import { type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
+import { type BoundParts, type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, isObject } from '../../../policy/pii/request-texts.js';
 import { carriesNoText, visitAll, visitMember } from '../../../policy/pii/walk-all.js';
@@ -80,8 +80,8 @@ export const responsesPolicyView: PolicyView = {
     const items: unknown[] = typeof input === 'string' ? [{ content: input }] : Array.isArray(input) ? input : [];
     // The instructions count as one more message.
     const all = body.instructions != null ? [{ content: body.instructions }, ...items] : items;
-    const parts = Array.isArray(input) ? boundParts(body, 'input', all === items ? undefined : all[0]) : {};
-    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format }, { ...parts, rest: membersBesides(body, COUNTED) });
+    const parts: BoundParts = Array.isArray(input) ? boundParts(body, 'input', all === items ? undefined : 'instructions') : {};
+    return promptTokensUpperBound({ model: body.model as string, messages: all, tools: body.tools as PromptRequest['tools'], response_format: (body.text as Json | undefined)?.format }, { tallies: parts.tallies, toolsBytes: parts.toolsBytes, rest: membersBesides(body, COUNTED) });
   },
   // max_output_tokens holds the reasoning tokens too.
   requestedMaxOutputTokens: (body) => (typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null),
