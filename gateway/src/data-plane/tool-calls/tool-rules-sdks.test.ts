@@ -134,6 +134,12 @@ describe('messages through the Anthropic SDK: a denied tool_use between two text
     expect(m.stop_reason).toBe('end_turn');
     expect((await trace('t-msg-create')).requests[0]!.tool_calls).toMatchObject([{ id: 'toolu_rm', decision: 'denied' }]);
   });
+
+  test('translated, not streamed: the chat answer re-encoded, the denied call a text block, the allowed one kept', async () => {
+    const m = await anthropic('t-msg-create-tr').messages.create({ model: 'compat/gpt-4o-mini', max_tokens: 1000, messages: [{ role: 'user', content: 'clean' }] });
+    expect(m.content.map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' ? [b.id, b.input] : b.type))).toEqual(['Cleaning up.', REFUSED, ['call_ls', LS]]);
+    expect(m.stop_reason).toBe('tool_use');
+  });
 });
 
 describe('responses through the OpenAI SDK', () => {
@@ -189,8 +195,8 @@ describe('a tool denied with no `when` is not offered to the model', () => {
 
 test('agentgw_tool_calls_total counts the decisions', async () => {
   const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).text();
-  // The `rm` call of each of the nine answers under `guard`, and the `ls` call of the seven that propose it; under
+  // The `rm` call of each of the ten answers under `guard`, and the `ls` call of the eight that propose it; under
   // `no-bash` every Bash call the upstreams still propose (two, one and two) is denied.
-  expect(/^agentgw_tool_calls_total\{decision="denied"\} (\d+)$/m.exec(metrics)?.[1]).toBe('14');
-  expect(/^agentgw_tool_calls_total\{decision="allowed"\} (\d+)$/m.exec(metrics)?.[1]).toBe('7');
+  expect(/^agentgw_tool_calls_total\{decision="denied"\} (\d+)$/m.exec(metrics)?.[1]).toBe('15');
+  expect(/^agentgw_tool_calls_total\{decision="allowed"\} (\d+)$/m.exec(metrics)?.[1]).toBe('8');
 });
