@@ -12,6 +12,7 @@ import { DataPlane } from './data-plane/data-plane.js';
 import { McpGateway } from './mcp/mcp-gateway.js';
 import { isLoopbackHost } from './mcp/origin.js';
 import { Router } from './data-plane/router.js';
+import { RedisCooldowns } from './data-plane/route-health-redis.js';
 import { storeUnavailable } from './policy/counters-unavailable.js';
 import { createProvider } from './providers/index.js';
 import type { ProviderAdapter } from './providers/spec.js';
@@ -73,6 +74,11 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     // request passes), and the usage writer, whose rows they hold back while they are rebuilt.
     let usageGate: UsageGate | undefined;
     const redisPrefix = (config.counters.kind === 'redis' ? config.counters.prefix : undefined) ?? opts.redisPrefix;
+    if (config.counters.kind === 'redis') {
+      // Cooldowns of route targets are shared with the other nodes through the same Redis.
+      const cooldowns = new RedisCooldowns(router.health, config.counters.url, redisPrefix ?? DEFAULT_REDIS_PREFIX);
+      opened.push(() => cooldowns.close());
+    }
     const nodes = config.counters.kind === 'redis' ? new StoreNodeRegistry(store, redisPrefix ?? DEFAULT_REDIS_PREFIX) : undefined;
     if (nodes) {
       await nodes.start();

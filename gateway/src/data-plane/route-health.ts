@@ -29,7 +29,10 @@ export class TargetHealth {
   minute = 0;
   requests = 0;
   tokens = 0;
-  constructor(readonly id: string) {}
+  constructor(
+    readonly id: string,
+    private readonly board?: HealthBoard,
+  ) {}
 
   state(now: number): HealthState {
     if (this.probing) return 'probing';
@@ -92,6 +95,7 @@ export class TargetHealth {
     const retryAfter = retryAfterMs(e);
     const ms = retryAfter ?? Math.min(MAX_COOLDOWN_MS, BASE_COOLDOWN_MS * 2 ** Math.min(this.failures - 1, 10));
     this.cooldownUntil = Math.max(this.cooldownUntil, now + ms);
+    this.board?.publish?.(this.id, this.cooldownUntil);
     return this.cooldownUntil;
   }
 
@@ -122,10 +126,12 @@ function retryAfterMs(e: unknown): number | undefined {
 /** Every deployment's health on this node, keyed by `provider/model` (and `#key` for a key of a pool). */
 export class HealthBoard {
   private readonly byId = new Map<string, TargetHealth>();
+  /** Set in multi-node mode: tells the other nodes of a cooldown (see RedisCooldowns). */
+  publish?: (id: string, until: number) => void;
 
   of(id: string): TargetHealth {
     let h = this.byId.get(id);
-    if (!h) this.byId.set(id, (h = new TargetHealth(id)));
+    if (!h) this.byId.set(id, (h = new TargetHealth(id, this)));
     return h;
   }
 

@@ -1,0 +1,61 @@
+// Multi-node mode: a cooldown one node sets is seen by the others within a second. Each cooldown end is written to one
+// Redis hash (field: the deployment, value: epoch ms), and every node reads the hash twice a second.
+import { Redis } from 'ioredis';
+import type { HealthBoard } from './route-health.js';
+
+/** How often a node reads the cooldowns the others set. */
+export const COOLDOWN_SYNC_MS = 500;
+
+export class RedisCooldowns {
+  private readonly redis: Redis;
+  private readonly key: string;
+  private readonly timer: NodeJS.Timeout;
+  private reading = false;
+
+  constructor(
+    private readonly board: HealthBoard,
+    url: string,
+    prefix: string,
+  ) {
+    this.key = `${prefix}route-cooldowns`;
+    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: false, retryStrategy: (n) => Math.min(100 * n, 2_000) });
+    // Cooldowns stay per node while Redis is away; the counters report Redis's health.
+    this.redis.on('error', () => undefined);
+    board.publish = (id, until) => this.publish(id, until);
+    this.timer = setInterval(() => void this.read(), COOLDOWN_SYNC_MS);
+    this.timer.unref();
+  }
+
+  private publish(id: string, until: number): void {
+    this.redis
+      .multi()
+      .hset(this.key, id, String(until))
+      .pexpire(this.key, Math.max(1_000, until - Date.now()) + 60_000)
+      .exec()
+      .catch(() => undefined);
+  }
+
+  /** Reads every node's cooldowns into this node's board (the ones still running). */
+  async read(): Promise<void> {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      const all = await this.redis.hgetall(this.key);
+      const now = Date.now();
+      for (const [id, value] of Object.entries(all)) {
+        const until = Number(value);
+        if (until > now) this.board.of(id).cooledElsewhere(until);
+      }
+    } catch {
+      // Redis away: the next read tries again.
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.board.publish = undefined;
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
