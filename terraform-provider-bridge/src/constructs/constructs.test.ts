@@ -57,6 +57,28 @@ describe('constructs', () => {
     expect(() => Testing.synth(bad, true)).toThrow(/test\/broke: monthly_budget must be >= 0[\s\S]*test\/loud: rules\.pii /);
   });
 
+  it('carry a policy\'s tool_rules, argument names and pointers as written, checked as the server checks them', () => {
+    const s = stack();
+    new AgentgwProvider(s, 'agentgw');
+    new Policy(s, 'guard', {
+      id: 'guard',
+      toolRules: [
+        { tools: ['Bash'], when: { command: ['rm *', '*rm -rf*'], '/edits/0/file_path': ['/etc/*'] }, action: 'deny', reason: 'destructive' },
+        { tools: ['Read'], action: 'allow' },
+      ],
+    });
+    const json = JSON.parse(Testing.synth(s));
+    expect(json.resource.agentgw_policy.guard.tool_rules).toEqual([
+      { tools: ['Bash'], when: { command: ['rm *', '*rm -rf*'], '/edits/0/file_path': ['/etc/*'] }, action: 'deny', reason: 'destructive' },
+      { tools: ['Read'], action: 'allow' },
+    ]);
+
+    const bad = stack();
+    new AgentgwProvider(bad, 'agentgw');
+    new Policy(bad, 'lookahead', { id: 'lookahead', toolRules: [{ tools: ['Bash'], when: { command: ['re:(?=rm)'] }, action: 'deny' }] });
+    expect(() => Testing.synth(bad, true)).toThrow(/test\/lookahead: tool_rules\.0\.when\.command\.0 .*linear-time engine/);
+  });
+
   it('leave references to the server', () => {
     const s = stack();
     new AgentgwProvider(s, 'agentgw');

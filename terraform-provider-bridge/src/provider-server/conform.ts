@@ -12,7 +12,8 @@ function conformType(value: unknown, type: TfType): TfValue {
   if (kind === 'map') {
     return Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, conformType(v, element)]));
   }
-  return (value as unknown[]).map((v) => conformType(v, element));
+  // A list attribute the API holds as one value (a tool rule's single pattern) is a list of one.
+  return (Array.isArray(value) ? value : [value]).map((v) => conformType(v, element));
 }
 
 /**
@@ -25,8 +26,11 @@ export function conformObject(value: unknown, attributes: Record<string, TfAttri
   const out: TfObject = {};
   for (const [name, attr] of Object.entries(attributes)) {
     const v = source[name];
-    if (attr.nested_type) out[name] = isUnknown(v) ? v : conformObject(v, attr.nested_type.attributes);
-    else out[name] = conformType(v, attr.type!);
+    const nested = attr.nested_type;
+    if (!nested) out[name] = conformType(v, attr.type!);
+    else if (isUnknown(v)) out[name] = v;
+    else if (nested.nesting_mode === 'list') out[name] = v === null || v === undefined ? null : (v as unknown[]).map((e) => (isUnknown(e) ? e : conformObject(e, nested.attributes)));
+    else out[name] = conformObject(v, nested.attributes);
   }
   return out;
 }

@@ -6,7 +6,7 @@ function attributeMessage(name: string, a: TfAttribute): Record<string, unknown>
     name,
     type: a.type ? Buffer.from(JSON.stringify(a.type)) : Buffer.alloc(0),
     nested_type: a.nested_type
-      ? { attributes: Object.entries(a.nested_type.attributes).map(([n, v]) => attributeMessage(n, v)), nesting: 'SINGLE' }
+      ? { attributes: Object.entries(a.nested_type.attributes).map(([n, v]) => attributeMessage(n, v)), nesting: a.nested_type.nesting_mode === 'list' ? 'LIST' : 'SINGLE' }
       : null,
     description: a.description ?? '',
     description_kind: 'PLAIN',

@@ -32,13 +32,26 @@ export function deref(schema: JsonSchema, root: JsonSchema): JsonSchema {
   return deref(target, root);
 }
 
-/** Drops the `null` branch of a nullable field: Terraform's null already means "unset". */
+/**
+ * Drops the `null` branch of a nullable field: Terraform's null already means "unset". `T or list of T` (a tool
+ * rule's pattern or patterns) is the list: Terraform has no unions, and one value is a list of one.
+ */
 function withoutNull(schema: JsonSchema, root: JsonSchema, path: string): JsonSchema {
   const s = deref(schema, root);
   if (!s.anyOf) return s;
-  const branches = s.anyOf.map((b) => deref(b, root)).filter((b) => b.type !== 'null');
-  if (branches.length !== 1) throw new Error(`${path}: only "T or null" unions map to Terraform`);
+  let branches = s.anyOf.map((b) => deref(b, root)).filter((b) => b.type !== 'null');
+  const list = branches.find((b) => b.type === 'array');
+  if (list && branches.every((b) => b === list || b.type === deref(list.items ?? {}, root).type)) branches = [list];
+  if (branches.length !== 1) throw new Error(`${path}: only "T or null" and "T or list of T" unions map to Terraform`);
   return { ...branches[0], description: s.description ?? branches[0].description };
+}
+
+/** The Terraform type of a value that is not an object: a primitive, or a list or map of them. */
+function valueType(schema: JsonSchema, root: JsonSchema, path: string): TfType {
+  const s = withoutNull(schema, root, path);
+  if (s.type === 'array') return ['list', valueType(s.items ?? {}, root, `${path}[]`)];
+  if (s.type === 'object' && !s.properties) return ['map', valueType(typeof s.additionalProperties === 'object' ? s.additionalProperties : {}, root, `${path}{}`)];
+  return primitiveType(s, path);
 }
 
 function primitiveType(s: JsonSchema, path: string): TfType {
@@ -69,11 +82,14 @@ export function toAttribute(schema: JsonSchema, root: JsonSchema, opts: Attribut
   const base = { ...(description ? { description } : {}), description_kind: 'plain' as const };
   if (s.type === 'array') {
     const items = withoutNull(s.items ?? {}, root, `${opts.path}[]`);
-    return { type: ['list', primitiveType(items, `${opts.path}[]`)], ...base, ...flags };
+    if (items.type === 'object' && items.properties) {
+      // A list of objects (a policy's tool_rules): a list nested attribute, its attributes described under PATH.NAME.
+      return { nested_type: { attributes: toAttributes(items, root, opts.docs, opts.path, opts.fallback), nesting_mode: 'list' }, ...base, ...flags };
+    }
+    return { type: valueType(s, root, opts.path), ...base, ...flags };
   }
   if (s.type === 'object' && !s.properties) {
-    const values = typeof s.additionalProperties === 'object' ? s.additionalProperties : {};
-    return { type: ['map', primitiveType(deref(values, root), `${opts.path}{}`)], ...base, ...flags };
+    return { type: valueType(s, root, opts.path), ...base, ...flags };
   }
   if (s.type === 'object') {
     return { nested_type: { attributes: toAttributes(s, root, opts.docs, opts.path, opts.fallback), nesting_mode: 'single' }, ...base, ...flags };

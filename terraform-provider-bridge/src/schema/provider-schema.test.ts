@@ -26,6 +26,11 @@ describe('provider schema', () => {
     expect(attrs('agentgw_policy').monthly_budget).toMatchObject({ type: 'number', optional: true });
     const retry = attrs('agentgw_policy').rules.nested_type!.attributes.retry_block;
     expect(retry.nested_type!.attributes.max_repeats).toMatchObject({ type: 'number', required: true });
+    // a list of objects, and `pattern or list of patterns` as a list (Terraform has no unions)
+    const toolRules = attrs('agentgw_policy').tool_rules;
+    expect(toolRules).toMatchObject({ optional: true, nested_type: { nesting_mode: 'list' } });
+    expect(toolRules.nested_type!.attributes.when).toMatchObject({ type: ['map', ['list', 'string']], optional: true });
+    expect(toolRules.nested_type!.attributes.tools).toMatchObject({ type: ['list', 'string'], required: true });
     const agent = attrs('agentgw_agent');
     expect(agent.id).toEqual(expect.objectContaining({ computed: true }));
     expect(agent.id.optional ?? agent.id.required).toBeUndefined();
@@ -37,8 +42,10 @@ describe('provider schema', () => {
   it('has an attribute for every field of every kind (cli/src/kinds), nested ones too, and nothing else', () => {
     for (const type of RESOURCE_TYPES) {
       const d = RESOURCE_SPECS[type].kind;
-      const fieldPaths = (fields: typeof d.fields): string[] =>
-        fields.flatMap((f) => [f.path, ...(f.shape.type === 'object' ? fieldPaths(f.shape.fields) : [])]);
+      // into nested objects, and into the objects of a list (a policy's tool_rules: `tool_rules[].tools` is tool_rules.tools)
+      const inner = (shape: (typeof d.fields)[number]['shape']): string[] =>
+        shape.type === 'object' ? fieldPaths(shape.fields).map((p) => p.replace(/\[\]/g, '')) : shape.type === 'list' ? inner(shape.item) : [];
+      const fieldPaths = (fields: typeof d.fields): string[] => fields.flatMap((f) => [f.path, ...inner(f.shape)]);
       const attributes = flatten(provider.resource_schemas[type].block.attributes).map(([p]) => p);
       expect(attributes.sort(), type).toEqual([...fieldPaths(d.fields), ...d.serverFields, ...d.secrets].sort());
       for (const f of d.fields) expect(provider.resource_schemas[type].block.attributes[f.name].required ?? false, `${type}.${f.name}`).toBe(!f.optional);

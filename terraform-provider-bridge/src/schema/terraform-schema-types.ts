@@ -4,7 +4,8 @@ export type TfType = 'string' | 'number' | 'bool' | ['list' | 'set' | 'map', TfT
 
 export interface TfNestedType {
   attributes: Record<string, TfAttribute>;
-  nesting_mode: 'single';
+  /** single: one object (a policy's rules); list: a list of them (a policy's tool_rules). */
+  nesting_mode: 'single' | 'list';
 }
 
 export interface TfAttribute {

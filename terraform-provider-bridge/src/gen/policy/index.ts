@@ -59,6 +59,12 @@ export interface PolicyConfig extends cdktf.TerraformMetaArguments {
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#tenant_id Policy#tenant_id}
   */
   readonly tenantId?: string;
+  /**
+  * Rules deciding the tool calls a model proposes and the calls on /mcp, in order: the first whose tools glob names the call and whose when matches it decides (allow, deny or approve); no match allows. Unset = no rules.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#tool_rules Policy#tool_rules}
+  */
+  readonly toolRules?: PolicyToolRules[] | cdktf.IResolvable;
 }
 export interface PolicyRulesRetryBlock {
   /**
@@ -631,6 +637,223 @@ export class PolicyRulesOutputReference extends cdktf.ComplexObject {
     return this._tpm;
   }
 }
+export interface PolicyToolRules {
+  /**
+  * Action. One of: allow, deny, approve.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#action Policy#action}
+  */
+  readonly action: string;
+  /**
+  * Said in the refusal sentence and the trace.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#reason Policy#reason}
+  */
+  readonly reason?: string;
+  /**
+  * Tool names or globs (`*` any run of characters): the declared name (Bash, exec_command), a built-in Responses kind (shell, web_search), or server/tool on /mcp.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#tools Policy#tools}
+  */
+  readonly tools: string[];
+  /**
+  * ARG -> pattern or list of patterns. ARG: a top-level argument name, a JSON pointer (/edits/0/file_path), or `input` for a call whose input is one string. Pattern: a wildcard matched against the whole value (`*` any run, `?` one character) or `re:` and an RE2 expression (searched; anchor with ^ and $). Every ARG must match; one pattern of a list is enough.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy#when Policy#when}
+  */
+  readonly when?: { [key: string]: string[] } | cdktf.IResolvable;
+}
+
+export function policyToolRulesToTerraform(struct?: PolicyToolRules | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+    action: cdktf.stringToTerraform(struct!.action),
+    reason: cdktf.stringToTerraform(struct!.reason),
+    tools: cdktf.listMapper(cdktf.stringToTerraform, false)(struct!.tools),
+    when: cdktf.hashMapper(cdktf.listMapper(cdktf.stringToTerraform, false))(struct!.when),
+  }
+}
+
+
+export function policyToolRulesToHclTerraform(struct?: PolicyToolRules | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+    action: {
+      value: cdktf.stringToHclTerraform(struct!.action),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+    reason: {
+      value: cdktf.stringToHclTerraform(struct!.reason),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+    tools: {
+      value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(struct!.tools),
+      isBlock: false,
+      type: "list",
+      storageClassType: "stringList",
+    },
+    when: {
+      value: cdktf.hashMapperHcl(cdktf.listMapperHcl(cdktf.stringToHclTerraform, false))(struct!.when),
+      isBlock: false,
+      type: "map",
+      storageClassType: "stringListMap",
+    },
+  };
+
+  // remove undefined attributes
+  return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined));
+}
+
+export class PolicyToolRulesOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+  private resolvableValue?: cdktf.IResolvable;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): PolicyToolRules | cdktf.IResolvable | undefined {
+    if (this.resolvableValue) {
+      return this.resolvableValue;
+    }
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    if (this._action !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.action = this._action;
+    }
+    if (this._reason !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.reason = this._reason;
+    }
+    if (this._tools !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.tools = this._tools;
+    }
+    if (this._when !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.when = this._when;
+    }
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: PolicyToolRules | cdktf.IResolvable | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+      this.resolvableValue = undefined;
+      this._action = undefined;
+      this._reason = undefined;
+      this._tools = undefined;
+      this._when = undefined;
+    }
+    else if (cdktf.Tokenization.isResolvable(value)) {
+      this.isEmptyObject = false;
+      this.resolvableValue = value;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+      this.resolvableValue = undefined;
+      this._action = value.action;
+      this._reason = value.reason;
+      this._tools = value.tools;
+      this._when = value.when;
+    }
+  }
+
+  // action - computed: false, optional: false, required: true
+  private _action?: string; 
+  public get action() {
+    return this.getStringAttribute('action');
+  }
+  public set action(value: string) {
+    this._action = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get actionInput() {
+    return this._action;
+  }
+
+  // reason - computed: false, optional: true, required: false
+  private _reason?: string; 
+  public get reason() {
+    return this.getStringAttribute('reason');
+  }
+  public set reason(value: string) {
+    this._reason = value;
+  }
+  public resetReason() {
+    this._reason = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get reasonInput() {
+    return this._reason;
+  }
+
+  // tools - computed: false, optional: false, required: true
+  private _tools?: string[]; 
+  public get tools() {
+    return this.getListAttribute('tools');
+  }
+  public set tools(value: string[]) {
+    this._tools = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get toolsInput() {
+    return this._tools;
+  }
+
+  // when - computed: false, optional: true, required: false
+  private _when?: { [key: string]: string[] } | cdktf.IResolvable; 
+  public get when() {
+    return this.interpolationForAttribute('when');
+  }
+  public set when(value: { [key: string]: string[] } | cdktf.IResolvable) {
+    this._when = value;
+  }
+  public resetWhen() {
+    this._when = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get whenInput() {
+    return this._when;
+  }
+}
+
+export class PolicyToolRulesList extends cdktf.ComplexList {
+  public internalValue? : PolicyToolRules[] | cdktf.IResolvable
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(protected override terraformResource: cdktf.IInterpolatingParent, protected override terraformAttribute: string, protected override wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet)
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): PolicyToolRulesOutputReference {
+    return new PolicyToolRulesOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
 
 /**
 * Represents a {@link https://registry.terraform.io/providers/agentgw/agentgw/latest/docs/resources/policy agentgw_policy}
@@ -689,6 +912,7 @@ export class Policy extends cdktf.TerraformResource {
     this._monthlyBudget = config.monthlyBudget;
     this._rules.internalValue = config.rules;
     this._tenantId = config.tenantId;
+    this._toolRules.internalValue = config.toolRules;
   }
 
   // ==========
@@ -820,6 +1044,22 @@ export class Policy extends cdktf.TerraformResource {
     return this._tenantId;
   }
 
+  // tool_rules - computed: false, optional: true, required: false
+  private _toolRules = new PolicyToolRulesList(this, "tool_rules", false);
+  public get toolRules() {
+    return this._toolRules;
+  }
+  public putToolRules(value: PolicyToolRules[] | cdktf.IResolvable) {
+    this._toolRules.internalValue = value;
+  }
+  public resetToolRules() {
+    this._toolRules.internalValue = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get toolRulesInput() {
+    return this._toolRules.internalValue;
+  }
+
   // =========
   // SYNTHESIS
   // =========
@@ -834,6 +1074,7 @@ export class Policy extends cdktf.TerraformResource {
       monthly_budget: cdktf.numberToTerraform(this._monthlyBudget),
       rules: policyRulesToTerraform(this._rules.internalValue),
       tenant_id: cdktf.stringToTerraform(this._tenantId),
+      tool_rules: cdktf.listMapper(policyToolRulesToTerraform, false)(this._toolRules.internalValue),
     };
   }
 
@@ -886,6 +1127,12 @@ export class Policy extends cdktf.TerraformResource {
         isBlock: false,
         type: "simple",
         storageClassType: "string",
+      },
+      tool_rules: {
+        value: cdktf.listMapperHcl(policyToolRulesToHclTerraform, false)(this._toolRules.internalValue),
+        isBlock: true,
+        type: "list",
+        storageClassType: "PolicyToolRulesList",
       },
     };
 

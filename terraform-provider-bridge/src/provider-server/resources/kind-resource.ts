@@ -21,6 +21,7 @@ function stateValue(f: Field, server: unknown, prior: TfValue | undefined): TfVa
 
 /** Terraform's null is "unset": left out of a create body, the server's default applies. */
 function withoutNulls(value: TfValue): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
   const o = asObject(value);
   if (!o) return value;
   return Object.fromEntries(Object.entries(o).filter(([, v]) => !isUnset(v)).map(([k, v]) => [k, withoutNulls(v)]));
@@ -29,6 +30,8 @@ function withoutNulls(value: TfValue): unknown {
 /** An unset attribute in an update is its default; objects field by field. */
 function withDefaults(f: Field, value: TfValue | undefined): unknown {
   if (isUnset(value)) return f.default ?? null;
+  // The objects of a list (a policy's tool_rules): an unset attribute is left out, as on create.
+  if (f.shape.type === 'list' && f.shape.item.type === 'object') return withoutNulls(value as TfValue);
   const o = asObject(value as TfValue);
   if (f.shape.type === 'object' && o && asObject(f.default as TfValue)) {
     return Object.fromEntries(f.shape.fields.map((c) => [c.name, withDefaults(c, o[c.name])]));
