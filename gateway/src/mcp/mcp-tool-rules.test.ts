@@ -78,6 +78,15 @@ describe('tool rules on /mcp', () => {
       const res = await api<TraceDetail>('GET', `/traces/${trace}`);
       return res.status === 200 && res.body.requests.length === 5 ? res.body : undefined;
     });
+    // The step carries the decision and the rule, as a model step's tool_calls do.
+    expect(detail.requests.map((s) => s.tool_calls?.map((c) => [c.name, c.decision, c.rule?.index ?? null, c.reason]))).toEqual([
+      [['web/search', 'denied', 1, 'no destructive searches']],
+      [['web/search', 'denied', 1, 'no destructive searches']],
+      [['web/search', 'allowed', null, null]],
+      [['web/send_email', 'allowed', 2, null]],
+      [['web/send_email', 'denied', 3, 'needs approval, and approvals are not enabled']],
+    ]);
+    expect(detail.requests[0]!.tool_calls![0]).toMatchObject({ id: detail.requests[0]!.request_id, rule: { policy_id: 'guard', index: 1 }, approval_id: null });
     expect(detail.requests.map((s) => [s.tool, s.status, s.error_code])).toEqual([
       ['web/search', 'blocked', 'tool_denied'],
       ['web/search', 'blocked', 'tool_denied'],

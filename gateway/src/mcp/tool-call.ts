@@ -8,6 +8,7 @@ import { AgentgwError } from '../contract/index.js';
 import type { DataPlane } from '../data-plane/data-plane.js';
 import type { Outcome } from '../data-plane/outcome.js';
 import { toUsageRecord } from '../data-plane/outcome.js';
+import type { ToolCallRecord } from '../data-plane/tool-calls/gate.js';
 import type { RequestContext } from '../data-plane/request-context.js';
 import { toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
@@ -19,6 +20,7 @@ import { redactRequestPii, EVERY_PART } from '../policy/pii/index.js';
 import { PII_TYPES } from '../contract/index.js';
 import { perCallPrice, toolCallArguments, toolCallBody, toolCallView } from '../policy/tool-call-view.js';
 import { redactToolResult } from '../policy/tool-result-pii.js';
+import type { ToolDecision } from '../policy/tool-rules.js';
 import { traceStoppedError } from '../policy/trace-stop.js';
 import { stoppedTraceKey } from '../storage/snapshot.js';
 import { countToolDecision } from '../telemetry/metrics.js';
@@ -111,7 +113,7 @@ export async function callTool(
       for (const check of TOOL_CHECKS) await check.run(a);
     } finally {
       ctx.piiTypes = a.piiTypes;
-      if (a.toolDecision) countToolDecision(a.toolDecision.action === 'allow' ? 'allowed' : 'denied');
+      if (a.toolDecision) step.toolCalls = [decidedCall(ctx.requestId, serverTool, a.toolDecision)];
     }
     if (eff.captureBodies) ctx.capturedBody = capture(a.body);
     const args = toolCallArguments(a.body);
@@ -141,6 +143,14 @@ export async function callTool(
     await record(step, { httpStatus: err.status, error: err });
     return refusedCall(err);
   }
+}
+
+/** The step's record of how the tool rules decided the call (CONTRACT: MCP steps carry the same decision), counted. */
+function decidedCall(id: string, serverTool: string, d: ToolDecision): ToolCallRecord {
+  const decision = d.action === 'allow' ? 'allowed' : 'denied';
+  countToolDecision(decision);
+  const rule = d.policyId !== null && d.rule !== null ? { policy_id: d.policyId, index: d.rule } : null;
+  return { id, name: serverTool, decision, rule, reason: d.reason, approval_id: null, wait_ms: 0 };
 }
 
 function unknownTool(): AgentgwError {
@@ -203,12 +213,14 @@ interface Step {
   /** The upstream tool name for metrics, "unknown" until the tool is known to exist. */
   metricTool: string;
   federated: string;
+  /** The call as the tool rules decided it; absent when no policy has tool rules. */
+  toolCalls?: ToolCallRecord[];
 }
 
 /** The trace step: journaled before the result goes back (as /v1 does), then metrics and the execute_tool span. */
 async function record(s: Step, outcome: Outcome): Promise<void> {
   const { dp, metrics } = s.deps;
-  const rec = toUsageRecord(s.ctx, { ...outcome, tool: s.tool });
+  const rec = toUsageRecord(s.ctx, { ...outcome, tool: s.tool, ...(s.toolCalls ? { toolCalls: s.toolCalls } : {}) });
   const journaled = dp.usage.add(rec);
   dp.telemetry.toolCallFinished(rec, { tool: s.federated, server: s.server, sessionId: s.caller.sessionId });
   metrics.observe(s.server, s.metricTool, outcome.error?.code ?? 'ok', rec.latency_ms / 1000);
