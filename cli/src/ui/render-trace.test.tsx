@@ -30,7 +30,7 @@ describe('trace timeline', () => {
   it('one row per step with status, error code, tokens, cost, latency and ttft', () => {
     const [r1, r2, r3, r4] = rows(traceText(TRACE, 'plain'));
     expect(r1).toMatch(/^\s+1\s+openai\/gpt-4o-mini\s+ok\s+420\/96\s+\$0\.000121\s+\+0ms\s+820ms\s+-\s+\|/);
-    expect(r2).toMatch(/^\s+2\s+openai\/gpt-4o-mini\s+blocked 403 pii_detected\s+0\/0\s+\$0\s+\+900ms\s+4ms\s+-\s+\|/);
+    expect(r2).toMatch(/^\s+2\s+openai\/gpt-4o-mini\s+blocked 403 pii_detected\s+0\/0\s+\$0\.00\s+\+900ms\s+4ms\s+-\s+\|/);
     expect(r3).toMatch(/^\s+3\s+anthropic\/claude-sonnet-4-5\s+ok\s+610\/250\s+\$0\.00558\s+\+950ms\s+1\.65s\s+310ms\s+\|/);
     expect(r4).toMatch(/error 504 upstream_timeout/);
   });
