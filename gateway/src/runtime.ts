@@ -13,6 +13,7 @@ import { McpGateway } from './mcp/mcp-gateway.js';
 import { isLoopbackHost } from './mcp/origin.js';
 import { Router } from './data-plane/router.js';
 import { RedisCooldowns } from './data-plane/route-health-redis.js';
+import { registerRouteMetrics } from './data-plane/route-metrics.js';
 import { storeUnavailable } from './policy/counters-unavailable.js';
 import { createProvider } from './providers/index.js';
 import type { ProviderAdapter } from './providers/spec.js';
@@ -125,6 +126,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       onDropped: (r, err) => opts.log?.error({ err, request_id: r.request_id, trace_id: r.trace_id }, 'a usage record the database refused was left out'),
     });
     registerJournalMetrics(telemetry.metrics.registry, journal, usage);
+    registerRouteMetrics(telemetry.metrics.registry, router.health);
     const dataPlane = new DataPlane(snapshot, router, new PriceTable(config.prices), counters, hasher, usage, telemetry, store, config.anthropic_betas);
     const mcp = new McpGateway({
       servers: config.mcp_servers,
@@ -155,6 +157,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       generatedAdminKey,
       spend: (agentId, policy) => spendOf((now) => counters.spend(agentId, now), policy),
       tenantSpend: (tenant) => spendOf((now) => counters.tenantSpend(tenant.id, now), tenant),
+      routeHealth: () => router.routeHealth(),
       providerInfo: () =>
         [...providers.values()].map((p) => ({
           name: p.name,

@@ -1,3 +1,4 @@
+import type { RouteHealthReport } from './data-plane/router.js';
 import type { GatewayConfig } from './config.js';
 import type { Policy, Spend, SystemConfig, Tenant } from './contract/index.js';
 import type { McpGateway } from './mcp/mcp-gateway.js';
@@ -19,6 +20,8 @@ export interface Services {
   tenantSpend(tenant: Pick<Tenant, 'id' | 'monthly_budget' | 'daily_budget'>): Promise<Spend>;
   /** Configured providers for GET /system/config: never their secrets. */
   providerInfo(): SystemConfig['providers'];
+  /** GET /route-health: this node's view of each route target. */
+  routeHealth(): RouteHealthReport;
   /** The /mcp endpoint: its upstream servers (GET /mcp/servers) and sessions. */
   readonly mcp: McpGateway;
 }

@@ -106,6 +106,21 @@ export class Router {
     return [t];
   }
 
+  /** GET /api/route-health: this node's view of every alias's targets, and of the other deployments it has called. */
+  routeHealth(now = Date.now()): RouteHealthReport {
+    const routes: RouteHealthReport['routes'] = [];
+    const listed = new Set<string>();
+    for (const [alias, targets] of this.aliases) {
+      routes.push({ alias, strategy: targets[0]?.strategy ?? 'fallback', targets: targets.map((t) => targetHealthOf(t, now)) });
+      for (const t of targets) listed.add(t.id);
+    }
+    const others = [...this.health.all()].filter((h) => !listed.has(h.id));
+    if (others.length > 0) {
+      routes.push({ alias: null, strategy: 'fallback', targets: others.map((h) => targetHealthOf({ id: h.id, health: h, weight: 1, priority: 0 }, now)) });
+    }
+    return { routes };
+  }
+
   /** Every advertised model id and alias, for GET /v1/models. */
   listModels(): Array<{ id: string; owned_by: string }> {
     const out: Array<{ id: string; owned_by: string }> = [];
@@ -196,4 +211,41 @@ function allCoolingDown(targets: readonly Target[], earliest: number, now: numbe
     `Every target of this model is cooling down after failures or over its own rate limit (${names}); retry in ${seconds} s.`,
     { headers: { 'retry-after': String(seconds) } },
   );
+}
+
+export interface TargetHealthReport {
+  model: string;
+  weight: number;
+  priority: number;
+  rpm: number | null;
+  tpm: number | null;
+  state: 'healthy' | 'cooling_down' | 'probing';
+  cooldown_until: string | null;
+  in_flight: number;
+  /** Recent time to the upstream's answer (its headers, for a stream), an average weighted to the latest calls. */
+  latency_ms_p50: number | null;
+  error_rate: number;
+  keys: Array<{ key_index: number; state: 'healthy' | 'cooling_down' | 'probing'; cooldown_until: string | null }>;
+}
+
+export interface RouteHealthReport {
+  /** `alias: null` holds the deployments called by `provider/model` that no alias routes to. */
+  routes: Array<{ alias: string | null; strategy: RouteStrategy; targets: TargetHealthReport[] }>;
+}
+
+function targetHealthOf(t: Pick<Target, 'id' | 'health' | 'weight' | 'priority' | 'rpm' | 'tpm'>, now: number): TargetHealthReport {
+  const h = t.health;
+  return {
+    model: t.id,
+    weight: t.weight,
+    priority: t.priority,
+    rpm: t.rpm ?? null,
+    tpm: t.tpm ?? null,
+    state: h.state(now),
+    cooldown_until: h.cooldownUntil > now ? new Date(h.cooldownUntil).toISOString() : null,
+    in_flight: Math.max(0, h.inFlight),
+    latency_ms_p50: Number.isNaN(h.latencyMs) ? null : Math.round(h.latencyMs),
+    error_rate: Math.round(h.errorRate * 1000) / 1000,
+    keys: [],
+  };
 }

@@ -138,4 +138,32 @@ describe('routing over several targets', () => {
     expect(second.headers.get('retry-after')).toBe('1');
     expect(hits).toEqual({ only: 1 });
   });
+
+  test('GET /api/route-health shows each target: state, cooldown end, in flight, latency, error rate (admin only)', async () => {
+    mode.only = '429';
+    await chat('lonely');
+    const res = await fetch(`${gw.adminUrl}/route-health`, { headers: { authorization: `Bearer ${gw.adminKey}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { routes: Array<{ alias: string | null; strategy: string; targets: Array<Record<string, unknown>> }> };
+    const lonely = body.routes.find((r) => r.alias === 'lonely')!;
+    expect(lonely.strategy).toBe('fallback');
+    expect(lonely.targets[0]).toMatchObject({ model: 'only/m', state: 'cooling_down', in_flight: 0, keys: [] });
+    expect(Date.parse(lonely.targets[0]!.cooldown_until as string)).toBeGreaterThan(Date.now());
+    expect(lonely.targets[0]!.error_rate).toBeGreaterThan(0);
+    const weighted = body.routes.find((r) => r.alias === 'weighted')!;
+    expect(weighted.strategy).toBe('weighted');
+    expect(weighted.targets.map((t) => [t.model, t.weight, t.state])).toEqual([['a/m', 3, 'healthy'], ['b/m', 1, 'healthy']]);
+    expect(weighted.targets[0]!.latency_ms_p50).toEqual(expect.any(Number));
+    // An agent key is no admin key.
+    const agent = await fetch(`${gw.adminUrl}/route-health`, { headers: { authorization: `Bearer ${key}` } });
+    expect(agent.status).toBe(401);
+  });
+
+  test('Prometheus series per target', async () => {
+    const text = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).text();
+    expect(text).toMatch(/agentgw_route_target_cooling_down\{target="only\/m"\} 1/);
+    expect(text).toMatch(/agentgw_route_target_cooling_down\{target="a\/m"\} 0/);
+    expect(text).toMatch(/agentgw_route_target_error_rate\{target="dead\/m"\} 0\.\d+/);
+    expect(text).toMatch(/agentgw_route_target_in_flight\{target="spare\/m"\} 0/);
+  });
 });
