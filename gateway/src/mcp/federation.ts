@@ -13,6 +13,8 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplate,
+  LoggingLevel,
+  ServerCapabilities,
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -68,6 +70,39 @@ export class Federation {
 
   callTool(caller: McpCaller, params: CallToolRequest['params'], signal?: AbortSignal, onprogress?: ProgressCallback): Promise<CallToolResult> {
     return callTool(this.deps, caller, params, signal, onprogress);
+  }
+
+  /**
+   * What /mcp offers besides tools, resources and prompts: logging, when some server offers it (as connected now; with
+   * `connect`, every server is connected first, as for a client's initialize).
+   */
+  async capabilities(connect: boolean): Promise<ServerCapabilities> {
+    const servers = this.upstreams.all();
+    if (connect) await Promise.allSettled(servers.map((u) => u.connection()));
+    const caps: ServerCapabilities = {};
+    for (const u of servers) {
+      if (u.capabilities?.logging) caps.logging = {};
+    }
+    return caps;
+  }
+
+  /** logging/setLevel: the level is set on every server the caller sees that offers logging (those that fail are skipped). */
+  async setLoggingLevel(caller: McpCaller, level: LoggingLevel, signal?: AbortSignal): Promise<void> {
+    const eff = this.policiesOf(caller);
+    const servers = this.upstreams.all().filter((u) => serverVisible(eff.policies, u.name));
+    await Promise.allSettled(servers.map(async (u) => {
+      await u.connection();
+      if (u.capabilities?.logging) await u.request((c, o) => c.setLoggingLevel(level, o), signal);
+    }));
+  }
+
+  /** Whether the caller sees the server (some allowed_tools glob names it). */
+  sees(caller: McpCaller, server: string): boolean {
+    try {
+      return serverVisible(this.effective(currentAgent(caller.agent, this.dp.snapshot), caller.headerPolicyId).policies, server);
+    } catch {
+      return false;
+    }
   }
 
   /** The tools the policies allow, from every server that answers. */

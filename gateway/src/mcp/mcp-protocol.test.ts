@@ -4,7 +4,7 @@
 import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { eventually } from '../test-support/admin-api.js';
@@ -121,6 +121,26 @@ describe('/mcp protocol relay', () => {
       controller.abort('changed my mind');
       await expect(call).rejects.toThrow();
       await eventually(() => upstream.cancelled > cancelledBefore, 5_000, 'notifications/cancelled to reach the upstream');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("initialize advertises the upstreams' logging; logging/setLevel reaches them and their messages reach the caller tagged with the server", async () => {
+    const { client } = await connect(gw.url, key);
+    try {
+      expect(client.getServerCapabilities()?.logging).toEqual({});
+      const messages: Array<{ level: string; logger?: string; data: unknown }> = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void messages.push(n.params));
+      await client.setLoggingLevel('info');
+      expect(upstream.logLevel).toBe('info');
+      await client.callTool({ name: 'web__progress', arguments: { steps: 1 } });
+      expect(messages).toEqual([{ level: 'info', logger: 'web/fixture', data: 'ran 1 steps' }]);
+      // Below the level the client set: not sent.
+      await client.setLoggingLevel('warning');
+      expect(upstream.logLevel).toBe('warning');
+      await client.callTool({ name: 'web__progress', arguments: { steps: 1 } });
+      expect(messages).toHaveLength(1);
     } finally {
       await client.close();
     }

@@ -17,14 +17,19 @@ import {
   ListToolsRequestSchema,
   type Progress,
   type ProgressToken,
+  type LoggingLevel,
+  type LoggingMessageNotification,
   ReadResourceRequestSchema,
+  type ServerCapabilities,
   type ServerNotification,
+  SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ProgressCallback, RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { VERSION } from '../version.js';
 import type { Federation } from './federation.js';
+import { splitFederatedName } from './names.js';
 import { SessionIds } from './session-ids.js';
 import type { McpCaller } from './tool-call.js';
 
@@ -76,29 +81,47 @@ export class SessionProtocol {
   told: { tools?: string | null; servers?: string | null } = {};
   /** JSON-RPC ids of requests handed to the transport and not answered yet. */
   readonly pending = new Set<RequestId>();
+  /** The tools/call requests in flight, by JSON-RPC id: the server each calls (its log messages go on the call's stream). */
+  readonly calls = new Map<RequestId, string>();
 
   constructor(
     readonly id: string,
     federation: Federation,
     onSettled: () => void,
     onDeleted: () => void,
+    /** What the upstreams offer besides tools, resources and prompts (logging), and where a client's log level is kept. */
+    upstreamCapabilities: ServerCapabilities = {},
+    onLevel: (level: LoggingLevel) => void = () => undefined,
   ) {
     this.server = new Server(
       { name: 'agentgw', version: VERSION },
       {
-        capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true }, ...upstreamCapabilities },
         jsonSchemaValidator: sharedValidator,
       },
     );
     const s = this.server;
+    if (upstreamCapabilities.logging) {
+      s.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
+        onLevel(req.params.level);
+        await federation.setLoggingLevel(callerOf(extra), req.params.level, extra.signal);
+        return {};
+      });
+    }
     s.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
       const result = await federation.listTools(callerOf(extra));
       this.told.tools = result.tools.map((t) => t.name).sort().join('\n');
       return result;
     });
-    s.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      federation.callTool(callerOf(extra), req.params, (extra as Extra).signal, relayProgress(req.params._meta?.progressToken, extra.sendNotification)),
-    );
+    s.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const server = splitFederatedName(req.params.name)?.server;
+      if (server !== undefined) this.calls.set(extra.requestId, server);
+      try {
+        return await federation.callTool(callerOf(extra), req.params, (extra as Extra).signal, relayProgress(req.params._meta?.progressToken, extra.sendNotification));
+      } finally {
+        this.calls.delete(extra.requestId);
+      }
+    });
     s.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => {
       const caller = callerOf(extra);
       this.told.servers = federation.visibleServers(caller);
@@ -149,6 +172,20 @@ export class SessionProtocol {
     }
   }
 
+  /**
+   * A log message of an upstream, tagged with its server (`logger: "<server>"` or `"<server>/<logger>"`): on the stream of
+   * a call to that server in flight, else on the notification stream (none open: dropped, as the spec allows).
+   */
+  relayLog(server: string, params: LoggingMessageNotification['params'], level: LoggingLevel | undefined): void {
+    if (level !== undefined && LEVELS.indexOf(params.level) < LEVELS.indexOf(level)) return;
+    const logger = params.logger ? `${server}/${params.logger}` : server;
+    let related: RequestId | undefined;
+    for (const [id, s] of this.calls) if (s === server) related = id;
+    void this.server
+      .notification({ method: 'notifications/message', params: { ...params, logger } }, related !== undefined ? { relatedRequestId: related } : undefined)
+      .catch(() => undefined);
+  }
+
   close(): void {
     this.pending.clear();
     void this.server.close().catch(() => undefined);
@@ -157,6 +194,8 @@ export class SessionProtocol {
 
 export class McpSession {
   lastSeen = Date.now();
+  /** The log level the client set (logging/setLevel) on this node: messages below it are not sent. */
+  logLevel: LoggingLevel | undefined;
   /** Notification (GET) streams open on this node. */
   streams = 0;
   /** HTTP requests of this session being answered on this node. */
@@ -193,7 +232,7 @@ export class McpSession {
 
   /** A new session: its SDK objects are made now and see the client's own initialize. */
   async start(): Promise<void> {
-    const p = this.build();
+    const p = this.build(await this.owner.federation.capabilities(true));
     this.live = p;
     await p.open();
   }
@@ -250,19 +289,24 @@ export class McpSession {
     if (!this.busy) this.owner.idle(this);
   }
 
-  private build(): SessionProtocol {
+  private build(capabilities: ServerCapabilities): SessionProtocol {
     return new SessionProtocol(
       this.id,
       this.owner.federation,
       () => this.settled(),
       () => this.owner.deleted(this),
+      capabilities,
+      (level) => {
+        this.logLevel = level;
+      },
     );
   }
 
   /** Rebuilds the SDK objects; concurrent requests of the session share one rebuild. */
   private wake(): Promise<SessionProtocol> {
     this.waking ??= (async () => {
-      const p = this.build();
+      // The same capabilities on every node: the upstreams are connected first, as for the client's initialize.
+      const p = this.build(await this.owner.federation.capabilities(true));
       try {
         await p.open(SessionIds.protocolVersionOf(this.id));
       } catch (e) {
@@ -279,6 +323,9 @@ export class McpSession {
     return this.waking;
   }
 }
+
+/** Log levels, least severe first. */
+const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** The SDK's McpError says "MCP error <code>: " before its text, and a client adds it again: the error goes out without it. */
 const SDK_PREFIX = /^(?:MCP error -?\d+: )+/;

@@ -5,7 +5,7 @@
 // request with its id is a 404, as the MCP spec answers an unknown session, and the client initialises a new one); only
 // the WARM most recently used keep their SDK objects when idle. Sessions with a notification stream open are told when
 // what their agent may call changes.
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type LoggingMessageNotification, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { Federation } from './federation.js';
 import { McpSession, type SessionOwner } from './mcp-session.js';
@@ -61,6 +61,7 @@ export class Sessions implements SessionOwner {
   ) {
     this.idleMs = Math.min(IDLE_MS, activity.idleMs);
     this.sweepEveryMs = Math.min(60_000, Math.max(WATCH_MS, activity.writeEveryMs));
+    federation.upstreams.onLog = (server, params) => this.relayLog(server, params);
     this.timer = setInterval(() => this.tick(), WATCH_MS);
     this.timer.unref();
   }
@@ -244,6 +245,19 @@ export class Sessions implements SessionOwner {
     if (generation === this.seen.generation && tools === this.seen.tools) return;
     this.seen = { generation, tools };
     for (const s of this.byId.values()) if (s.streams > 0) this.notify(s);
+  }
+
+  /**
+   * An upstream's log message goes to the sessions of this node that see its server and listen: a call to it in flight,
+   * or a notification stream open. The upstream connection is the node's, shared by its sessions: each of them gets it.
+   */
+  private relayLog(server: string, params: LoggingMessageNotification['params']): void {
+    for (const s of this.byId.values()) {
+      const p = s.protocol;
+      if (!p?.caller || (s.streams === 0 && ![...p.calls.values()].includes(server))) continue;
+      if (!this.federation.sees(p.caller, server)) continue;
+      p.relayLog(server, params, s.logLevel);
+    }
   }
 
   /** Tells the session its lists changed, when what its agent may call (or see) is no longer what it was shown. */

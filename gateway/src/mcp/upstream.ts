@@ -5,7 +5,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  type LoggingMessageNotification,
+  type ServerCapabilities,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AgentgwError } from '../contract/index.js';
 import { VERSION } from '../version.js';
 import { isStdio, type McpServerConfig } from './mcp-config.js';
@@ -73,7 +80,14 @@ export class Upstream {
     readonly config: McpServerConfig,
     private readonly onToolsChanged: () => void,
     private readonly log?: UpstreamLog,
+    /** The server's log messages (notifications/message), for the sessions that use it. */
+    private readonly onLog?: (params: LoggingMessageNotification['params']) => void,
   ) {}
+
+  /** What the connected server offers (undefined when it is not connected). */
+  get capabilities(): ServerCapabilities | undefined {
+    return this.client?.getServerCapabilities();
+  }
 
   get transport(): 'http' | 'stdio' {
     return isStdio(this.config) ? 'stdio' : 'http';
@@ -138,6 +152,7 @@ export class Upstream {
       { listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(client).catch(() => undefined) } } },
     );
     client.onclose = () => this.lost(client);
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.onLog?.(n.params));
     // Transport errors also surface as the failed request's error; nothing more to do with them here.
     client.onerror = () => undefined;
     try {

@@ -1,5 +1,5 @@
 // The upstream MCP servers of the config, by name, and their tools read together.
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingMessageNotification, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServersConfig } from './mcp-config.js';
 import { Upstream, type UpstreamLog } from './upstream.js';
 
@@ -7,10 +7,12 @@ export class Upstreams {
   private readonly byName = new Map<string, Upstream>();
   /** Bumped whenever a server's tools changed: sessions holding a notification stream are told. */
   version = 0;
+  /** Where the servers' log messages go (the sessions of this node). */
+  onLog: ((server: string, params: LoggingMessageNotification['params']) => void) | undefined;
 
   constructor(configs: McpServersConfig, log?: UpstreamLog) {
     for (const [name, config] of Object.entries(configs)) {
-      this.byName.set(name, new Upstream(name, config, () => this.version++, log));
+      this.byName.set(name, new Upstream(name, config, () => this.version++, log, (params) => this.onLog?.(name, params)));
     }
   }
 
