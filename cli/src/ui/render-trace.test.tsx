@@ -27,6 +27,23 @@ describe('trace timeline', () => {
     expect(traceText(TRACE, 'plain')).toMatchSnapshot();
   });
 
+  it("lists the tool calls each step's answer proposed, with the decision, the rule and its reason", () => {
+    const trace = structuredClone(TRACE);
+    trace.requests[0]!.tool_calls = [
+      { id: 'call_1', name: 'Bash', decision: 'denied', rule: { policy_id: 'dev', index: 1 }, reason: 'destructive command', approval_id: null, wait_ms: 0 },
+      { id: 'call_2', name: 'Read', decision: 'allowed', rule: null, reason: null, approval_id: null, wait_ms: 0 },
+    ];
+    trace.requests[2]!.tool_calls = [{ id: 'req_3', name: 'github/create_issue', decision: 'allowed', rule: { policy_id: 'dev', index: 4 }, reason: null, approval_id: null, wait_ms: 0 }];
+    const text = traceText(trace, 'plain');
+    const calls = text.slice(text.indexOf('Tool calls:')).split('\n').slice(1, 4);
+    expect(calls.map((l) => l.trim().split(/\s{2,}/))).toEqual([
+      ['step 1', 'Bash', 'denied', 'policy dev, rule 1: destructive command'],
+      ['step 1', 'Read', 'allowed'],
+      ['step 3', 'github/create_issue', 'allowed', 'policy dev, rule 4'],
+    ]);
+    expect(traceText(TRACE, 'plain')).not.toContain('Tool calls:');
+  });
+
   it('one row per step with status, error code, tokens, cost, latency and ttft', () => {
     const [r1, r2, r3, r4] = rows(traceText(TRACE, 'plain'));
     expect(r1).toMatch(/^\s+1\s+openai\/gpt-4o-mini\s+ok\s+420\/96\s+\$0\.000121\s+\+0ms\s+820ms\s+-\s+\|/);

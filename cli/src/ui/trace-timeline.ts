@@ -108,6 +108,25 @@ function piiLine(trace: TraceDetail): Line | null {
   return line(seg('PII: ', 'muted'), seg(parts.join(', '), 'warning'));
 }
 
+const DECISION_TONE: Record<string, Tone> = { allowed: 'success', approved: 'success', denied: 'error', rejected: 'error', timed_out: 'warning', abandoned: 'warning' };
+
+/**
+ * `Tool calls:` then one line per call a step's answer proposed (or an MCP step made): the step, the tool, how the tool
+ * rules decided it, and the rule and its reason. Nothing when no step decided a call.
+ */
+function toolCallLines(trace: TraceDetail): Line[] {
+  const rows: Cell[][] = [];
+  for (const r of trace.requests) {
+    for (const c of r.tool_calls ?? []) {
+      const rule = c.rule ? `policy ${c.rule.policy_id}, rule ${c.rule.index}` : '';
+      const why = [rule, c.reason].filter(Boolean).join(': ');
+      rows.push([cell(`  step ${r.step}`, 'muted'), cell(c.name), cell(c.decision, DECISION_TONE[c.decision] ?? 'plain'), cell(why, 'muted')]);
+    }
+  }
+  if (rows.length === 0) return [];
+  return [line(), line(seg('Tool calls:', 'muted')), ...alignedLines(rows)];
+}
+
 /** The trace as a table of steps with a bar each on the shared time axis, then the totals. Plain and ink print these lines. */
 export function traceTimelineLines(trace: TraceDetail, opts: TimelineOptions = {}): Line[] {
   const { steps, spanMs } = placeSteps(trace);
@@ -127,5 +146,5 @@ export function traceTimelineLines(trace: TraceDetail, opts: TimelineOptions = {
     ? [line(seg(`${BAR_FULL} request  ${BAR_WAIT} before the first token`, 'muted'))]
     : [];
   const pii = piiLine(trace);
-  return [...head, ...table, ...legend, line(), totalsLine(trace, spanMs), ...(pii ? [pii] : [])];
+  return [...head, ...table, ...legend, ...toolCallLines(trace), line(), totalsLine(trace, spanMs), ...(pii ? [pii] : [])];
 }
