@@ -125,7 +125,8 @@ const same = (a: RowProps, b: RowProps) =>
   a.step.prompt_tokens === b.step.prompt_tokens &&
   a.step.ttft_ms === b.step.ttft_ms &&
   a.step.error_code === b.step.error_code &&
-  a.step.pii_types.length === b.step.pii_types.length;
+  a.step.pii_types.length === b.step.pii_types.length &&
+  (a.step.tool_calls?.length ?? 0) === (b.step.tool_calls?.length ?? 0);
 
 interface RowProps {
   step: Step;
@@ -164,6 +165,7 @@ const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: R
               PII {p}
             </Badge>
           ))}
+          <ToolCallsBadge calls={s.tool_calls} />
         </span>
         <span className="wf-status">
           <StatusBadge status={s.status} />
@@ -193,6 +195,7 @@ const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: R
           <Detail k="Cost" v={usd(s.cost)} />
           <Detail k="Latency · TTFT" v={`${ms(s.latency_ms)} · ${ms(s.ttft_ms)}`} />
           <Detail k="PII types" v={s.pii_types.length ? s.pii_types.join(', ') : 'none'} />
+          {s.tool_calls && s.tool_calls.length > 0 && <ToolCalls calls={s.tool_calls} />}
           {s.response_id && <Detail k="Response" v={s.response_id} id />}
           <Detail k="Started" v={s.started_at} />
         </dl>
@@ -210,3 +213,46 @@ const Detail = (p: { k: string; v: string; id?: boolean }) => (
     </dd>
   </div>
 );
+
+type ToolCall = NonNullable<Step['tool_calls']>[number];
+
+const REFUSED = new Set(['denied', 'rejected', 'timed_out', 'abandoned']);
+
+/** Why a call was decided as it was: the rule (policy and number) and its reason. */
+function ruleText(c: ToolCall): string {
+  const rule = c.rule ? `policy ${c.rule.policy_id}, rule ${c.rule.index}` : 'no rule matched';
+  return c.reason ? `${c.reason} (${rule})` : rule;
+}
+
+/** In the row: how many calls the step's answer proposed, and how many the tool rules refused (their reasons in the title). */
+function ToolCallsBadge(props: { calls: Step['tool_calls'] }) {
+  const calls = props.calls ?? [];
+  if (calls.length === 0) return null;
+  const refused = calls.filter((c) => REFUSED.has(c.decision));
+  const title = calls.map((c) => `${c.name}: ${c.decision}${REFUSED.has(c.decision) ? ` — ${ruleText(c)}` : ''}`).join('\n');
+  return (
+    <Badge tone={refused.length > 0 ? 'bad' : 'info'} title={title}>
+      {refused.length > 0 ? `${refused.length} of ${calls.length} tool ${calls.length === 1 ? 'call' : 'calls'} denied` : `${calls.length} tool ${calls.length === 1 ? 'call' : 'calls'}`}
+    </Badge>
+  );
+}
+
+/** In the details: every proposed call, denied ones marked with the rule's reason. */
+function ToolCalls(props: { calls: ToolCall[] }) {
+  return (
+    <div className="wf-tool-calls" data-testid="tool-calls">
+      <dt>Tool calls</dt>
+      <dd>
+        <ul>
+          {props.calls.map((c) => (
+            <li key={c.id} data-decision={c.decision}>
+              <span className="mono">{c.name}</span>{' '}
+              <Badge tone={REFUSED.has(c.decision) ? 'bad' : 'ok'}>{c.decision}</Badge>
+              {(REFUSED.has(c.decision) || c.rule) && <span className="muted"> {ruleText(c)}</span>}
+            </li>
+          ))}
+        </ul>
+      </dd>
+    </div>
+  );
+}
