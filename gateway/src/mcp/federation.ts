@@ -27,7 +27,7 @@ import type { GenerationCache } from '../storage/snapshot.js';
 import type { StoredAgent } from '../storage/store.js';
 import type { DataPlane } from '../data-plane/data-plane.js';
 import type { McpMetrics } from './mcp-metrics.js';
-import { federatedName, federatedUri, policyToolName, splitFederatedName, splitFederatedUri } from './names.js';
+import { federatedName, federatedPromptResult, federatedUri, policyToolName, splitFederatedName, splitFederatedUri } from './names.js';
 import { refusedRequest, unknownName } from './refusal.js';
 import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
 import type { Upstream } from './upstream.js';
@@ -206,7 +206,7 @@ export class Federation {
     const upstream = split ? this.upstreams.get(split.server) : undefined;
     if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('prompt', name);
     const r = await this.upstreamCall(() => upstream.request((c, o) => c.getPrompt({ name: split.name, arguments: args }, o), signal));
-    return redactToolResult(eff.policies, r).result;
+    return redactToolResult(eff.policies, federatedPromptResult(upstream.name, r)).result;
   }
 
   /** An upstream that cannot be reached fails a read or a prompt with a JSON-RPC error naming upstream_unavailable. */

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { eventually } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
+import { federatedPromptResult } from './names.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
 async function connect(url: string, key: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
@@ -144,5 +145,38 @@ describe('/mcp protocol relay', () => {
     } finally {
       await client.close();
     }
+  });
+
+  test('resource links and embedded resources in tool results are named as resources/list names them, and resources/read takes them', async () => {
+    const { client } = await connect(gw.url, key);
+    try {
+      const r = (await client.callTool({ name: 'web__linked', arguments: {} })) as CallToolResult;
+      expect(r.content).toEqual([
+        { type: 'resource_link', uri: 'agentgw://web/file:///readme.md', name: 'readme', mimeType: 'text/markdown' },
+        { type: 'resource', resource: { uri: 'agentgw://web/file:///readme.md', mimeType: 'text/markdown', text: '# Readme' } },
+      ]);
+      const listed = (await client.listResources()).resources.map((x) => x.uri);
+      const link = r.content[0] as { uri: string };
+      expect(listed).toContain(link.uri);
+      const read = await client.readResource({ uri: link.uri });
+      expect(read.contents[0]).toMatchObject({ uri: link.uri });
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('prompt messages name embedded resources the same way', () => {
+    const r = federatedPromptResult('docs', {
+      messages: [
+        { role: 'user' as const, content: { type: 'resource' as const, resource: { uri: 'file:///a.md', text: 'a' } } },
+        { role: 'user' as const, content: { type: 'resource_link' as const, uri: 'https://x.example/b', name: 'b' } },
+        { role: 'user' as const, content: { type: 'text' as const, text: 'file:///a.md stays as written in text' } },
+      ],
+    });
+    expect(r.messages.map((m) => m.content)).toEqual([
+      { type: 'resource', resource: { uri: 'agentgw://docs/file:///a.md', text: 'a' } },
+      { type: 'resource_link', uri: 'agentgw://docs/https://x.example/b', name: 'b' },
+      { type: 'text', text: 'file:///a.md stays as written in text' },
+    ]);
   });
 });

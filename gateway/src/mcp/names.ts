@@ -32,3 +32,25 @@ export function splitFederatedUri(uri: string): { server: string; uri: string } 
   if (slash <= 0 || slash === rest.length - 1) return null;
   return { server: rest.slice(0, slash), uri: rest.slice(slash + 1) };
 }
+
+type ContentItem = { type: string; uri?: unknown; resource?: { uri?: unknown } };
+
+/** A content item with its resource URI as resources/list names it (resource links and embedded resources). */
+function federatedItem<C>(server: string, item: C): C {
+  const c = item as ContentItem;
+  if (c.type === 'resource_link' && typeof c.uri === 'string') return { ...item, uri: federatedUri(server, c.uri) };
+  if (c.type === 'resource' && c.resource && typeof c.resource.uri === 'string') {
+    return { ...item, resource: { ...c.resource, uri: federatedUri(server, c.resource.uri) } };
+  }
+  return item;
+}
+
+/** A tool result whose resource links and embedded resources name their URIs as resources/list does, so resources/read takes them. */
+export function federatedToolResult<R extends { content?: unknown[] }>(server: string, r: R): R {
+  return Array.isArray(r.content) ? { ...r, content: r.content.map((c) => federatedItem(server, c)) } : r;
+}
+
+/** The same for a prompt's messages. */
+export function federatedPromptResult<R extends { messages: Array<{ content: unknown }> }>(server: string, r: R): R {
+  return { ...r, messages: r.messages.map((m) => ({ ...m, content: federatedItem(server, m.content) })) };
+}

@@ -26,7 +26,7 @@ import { stoppedTraceKey } from '../storage/snapshot.js';
 import { countToolDecision } from '../telemetry/metrics.js';
 import type { StoredAgent } from '../storage/store.js';
 import type { McpMetrics } from './mcp-metrics.js';
-import { policyToolName, splitFederatedName } from './names.js';
+import { federatedToolResult, policyToolName, splitFederatedName } from './names.js';
 import { refusedCall, unknownName } from './refusal.js';
 import type { Upstreams } from './upstreams.js';
 
@@ -123,7 +123,7 @@ export async function callTool(
       (client, options) => client.request({ method: 'tools/call', params: { name: split.name, arguments: args } }, CallToolResultSchema, onprogress ? { ...options, onprogress } : options),
       signal,
     );
-    const { result, found } = redactToolResult(eff.policies, upstreamResult as CallToolResult);
+    const { result, found } = redactToolResult(eff.policies, federatedToolResult(upstream.name, upstreamResult as CallToolResult));
     ctx.piiTypes = union(ctx.piiTypes, found);
     // A call costs its price, whatever the tool answered.
     await settle(dp, a, price);
