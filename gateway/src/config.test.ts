@@ -59,6 +59,11 @@ describe('server config errors', () => {
     expect(errorOf(() => loadConfig({ path, env: {} })).message).toMatch(new RegExp(`^config ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:12: limits\\.body_mb: `));
   });
 
+  test('an unknown key is pointed at itself', () => {
+    const path = file('typo.yaml', ['providers:', '  openai:', '    type: openai', '    api_kye: x', ''].join('\n'));
+    expect(errorOf(() => loadConfig({ path, env: {} })).message).toBe(`config ${path}:4:5: providers.openai: Unrecognized key: "api_kye"`);
+  });
+
   test('a file that is not YAML names file:line:col', () => {
     const path = file('broken.yaml', ['listen: 127.0.0.1:8080', 'limits: [', ''].join('\n'));
     expect(errorOf(() => loadConfig({ path, env: {} })).message).toMatch(/^config .*broken\.yaml:\d+:\d+: /);

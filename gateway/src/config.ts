@@ -192,15 +192,16 @@ class ConfigLocator {
     private readonly lines: LineCounter,
   ) {}
 
-  at(path: readonly PropertyKey[]): string {
+  /** With `key`, the last segment's key (an unknown key) instead of its value. */
+  at(path: readonly PropertyKey[], key = false): string {
     let node: unknown = this.doc.contents;
     // Nothing along the path written in the file (a value from the environment): the file alone.
     let found: Node | null = null;
-    for (const seg of path) {
+    for (const [i, seg] of path.entries()) {
       if (isMap(node)) {
         const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
         if (!pair) break;
-        const target = pair.value == null ? pair.key : pair.value;
+        const target = pair.value == null || (key && i === path.length - 1) ? pair.key : pair.value;
         if (isNode(target)) found = target;
         node = pair.value;
       } else if (isSeq(node) && typeof seg === 'number') {
@@ -273,7 +274,10 @@ export function loadConfig(opts: { path?: string; env?: NodeJS.ProcessEnv; overr
     const issue = parsed.error.issues[0]!;
     const field = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(root)';
     // file:line:col when the field was written in the file (not when it came from the environment or an override).
-    const where = locator && !(opts.overrides && issue.path[0] !== undefined && issue.path[0] in opts.overrides) ? locator.at(issue.path) : null;
+    const fromFile = locator && !(opts.overrides && issue.path[0] !== undefined && issue.path[0] in opts.overrides);
+    // An unknown key is pointed at itself, not at the object that holds it.
+    const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+    const where = fromFile && locator ? (unknownKey !== undefined ? locator.at([...issue.path, unknownKey], true) : locator.at(issue.path)) : null;
     throw new ConfigError(`config ${where && where !== path ? `${where}: ` : ''}${field}: ${issue.message}`);
   }
   return parsed.data;
