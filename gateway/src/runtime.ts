@@ -66,9 +66,9 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     await snapshot.start();
     opened.push(() => snapshot.stop());
 
-    const providers = buildProviders(config);
-    opened.push(() => Promise.all([...providers.values()].map((p) => p.close())));
-    const router = new Router(providers, config.models);
+    const { providers, pools } = buildProviders(config);
+    opened.push(() => Promise.all([...providers.values(), ...[...pools.values()].flatMap((pool) => pool.slice(1))].map((p) => p.close())));
+    const router = new Router(providers, config.models, undefined, pools);
     // Counters (issue 23): a Redis that lost its state rebuilds from the usage rows, this node's queued rows written first.
     let flushUsage: () => Promise<void> = async () => undefined;
     // Redis counters: the nodes sharing them (after Redis loses its state each puts back its holds before a budgeted
@@ -182,11 +182,25 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
 }
 
 /** The configured providers; with none configured, an offline `mock` provider so the gateway can be tried at once. */
-function buildProviders(config: GatewayConfig): Map<string, ProviderAdapter> {
+function buildProviders(config: GatewayConfig): { providers: Map<string, ProviderAdapter>; pools: Map<string, ProviderAdapter[]> } {
   const entries = Object.entries(config.providers);
   if (entries.length === 0) entries.push(['mock', { type: 'mock' }]);
   const maxBodyBytes = Math.floor(config.limits.upstream_body_mb * 1024 * 1024);
-  return new Map(entries.map(([name, c]) => [name, createProvider(name, c, { maxBodyBytes })]));
+  const providers = new Map<string, ProviderAdapter>();
+  const pools = new Map<string, ProviderAdapter[]>();
+  for (const [name, c] of entries) {
+    const keys = 'api_keys' in c ? c.api_keys : undefined;
+    if (!keys) {
+      providers.set(name, createProvider(name, c, { maxBodyBytes }));
+      continue;
+    }
+    if ('api_key' in c && c.api_key !== undefined) throw new Error(`providers.${name}: set api_key or api_keys, not both`);
+    // A key pool: one adapter per key (each with its own connections), picked in turn by the router.
+    const pool = keys.map((key) => createProvider(name, { ...c, api_keys: undefined, api_key: key }, { maxBodyBytes }));
+    providers.set(name, pool[0]!);
+    if (pool.length > 1) pools.set(name, pool);
+  }
+  return { providers, pools };
 }
 
 /** AGENTGW_TRACE_IDLE_SECONDS and the like: milliseconds, or undefined when unset or not a positive number. */

@@ -1,7 +1,7 @@
 import { costOf } from '../accounting/cost.js';
 import type { Counters } from '../accounting/counters/spec.js';
 import type { PriceTable } from '../accounting/prices.js';
-import { isAgentgwError } from '../contract/index.js';
+import { AgentgwError, isAgentgwError } from '../contract/index.js';
 import type { Usage } from '../providers/spec.js';
 import type { Admitting, PricedModel } from '../policy/admitting.js';
 import { CHECKS } from '../policy/checks.js';
@@ -144,20 +144,47 @@ export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget
     h.begin(now, tokens);
     let result: T;
     try {
-      result = await call(t);
+      result = t.keys === undefined ? await call(t) : await withPoolKey(t, now, call);
     } catch (e) {
       last = e;
       if (!(isAgentgwError(e) && e.isRetryable)) {
         h.abandoned();
         throw e;
       }
-      h.failed(e, Date.now());
+      // Every key of a pool answered 429: the keys rest, each on its own Retry-After, not the deployment.
+      if (t.keys !== undefined && e.code === 'upstream_rate_limited') h.abandoned();
+      else h.failed(e, Date.now());
       continue;
     }
     h.succeeded(Date.now() - now);
     return { result, target: t };
   }
   throw last;
+}
+
+/** A key pool: the keys in turn, skipping the resting ones; a key answering 429 rests and the next key is tried. */
+async function withPoolKey<T>(t: PricedTarget, now: number, call: (t: PricedTarget) => Promise<T>): Promise<T> {
+  const keys = t.keys!;
+  let last: unknown;
+  for (let j = 0; j < keys.length; j++) {
+    const k = keys[t.keyTurn!.next++ % keys.length]!;
+    if (!k.health.available(now)) continue;
+    k.health.begin(now, 0);
+    try {
+      const result = await call({ ...t, provider: k.provider });
+      k.health.succeeded(Date.now() - now);
+      return result;
+    } catch (e) {
+      if (isAgentgwError(e) && e.code === 'upstream_rate_limited') {
+        k.health.failed(e, (now = Date.now()));
+        last = e;
+        continue;
+      }
+      k.health.abandoned();
+      throw e;
+    }
+  }
+  throw last ?? new AgentgwError('upstream_rate_limited', `Every key of provider "${t.provider.name}" is resting after a 429.`, { headers: { 'retry-after': '1' } });
 }
 
 /** Trace ids come from clients, so they are qualified with the tenant to keep tenants' traces apart (as stopped traces are). */

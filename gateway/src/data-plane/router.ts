@@ -37,6 +37,15 @@ export interface Target {
   health: TargetHealth;
   /** Smooth weighted round-robin state of this target within its route (an object, so copies of the target share it). */
   swrr: { current: number };
+  /** A provider's key pool (`api_keys`): one adapter per key, each with its own health, used in turn. */
+  keys?: readonly PoolKey[];
+  keyTurn?: { next: number };
+}
+
+export interface PoolKey {
+  index: number;
+  provider: ProviderAdapter;
+  health: TargetHealth;
 }
 
 /** Resolves `provider/model` ids and configured aliases into ordered fallback targets. */
@@ -50,6 +59,7 @@ export class Router {
     private readonly providers: ReadonlyMap<string, ProviderAdapter>,
     aliases: Record<string, AliasConfig>,
     readonly health: HealthBoard = new HealthBoard(),
+    private readonly pools: ReadonlyMap<string, readonly ProviderAdapter[]> = new Map(),
   ) {
     for (const [alias, cfg] of Object.entries(aliases)) {
       const strategy = Array.isArray(cfg) ? 'fallback' : (cfg.strategy ?? 'fallback');
@@ -77,9 +87,14 @@ export class Router {
     const slash = id.indexOf('/');
     if (slash <= 0 || slash === id.length - 1) return undefined;
     const provider = this.providers.get(id.slice(0, slash));
-    return provider
-      ? { id, provider, model: id.slice(slash + 1), strategy, weight: 1, priority: 0, health: this.health.of(id), swrr: { current: 0 } }
-      : undefined;
+    if (!provider) return undefined;
+    const t: Target = { id, provider, model: id.slice(slash + 1), strategy, weight: 1, priority: 0, health: this.health.of(id), swrr: { current: 0 } };
+    const pool = this.pools.get(provider.name);
+    if (pool) {
+      t.keys = pool.map((p, index) => ({ index, provider: p, health: this.health.of(`${id}#${index}`) }));
+      t.keyTurn = { next: 0 };
+    }
+    return t;
   }
 
   resolve(model: string): Target[] {
@@ -114,7 +129,7 @@ export class Router {
       routes.push({ alias, strategy: targets[0]?.strategy ?? 'fallback', targets: targets.map((t) => targetHealthOf(t, now)) });
       for (const t of targets) listed.add(t.id);
     }
-    const others = [...this.health.all()].filter((h) => !listed.has(h.id));
+    const others = [...this.health.all()].filter((h) => !listed.has(h.id) && !h.id.includes('#'));
     if (others.length > 0) {
       routes.push({ alias: null, strategy: 'fallback', targets: others.map((h) => targetHealthOf({ id: h.id, health: h, weight: 1, priority: 0 }, now)) });
     }
@@ -143,6 +158,8 @@ export function attemptOrder<T extends Target>(targets: readonly T[], now: numbe
     const h = t.health;
     if (!h.available(now)) {
       earliest = Math.min(earliest, h.probing ? now + 1000 : h.cooldownUntil);
+    } else if (t.keys !== undefined && !t.keys.some((k) => k.health.available(now))) {
+      for (const k of t.keys) earliest = Math.min(earliest, k.health.probing ? now + 1000 : k.health.cooldownUntil);
     } else if (!h.withinQuota(t.rpm, t.tpm, tokens, now)) {
       earliest = Math.min(earliest, h.quotaResetAt());
     } else {
@@ -233,7 +250,7 @@ export interface RouteHealthReport {
   routes: Array<{ alias: string | null; strategy: RouteStrategy; targets: TargetHealthReport[] }>;
 }
 
-function targetHealthOf(t: Pick<Target, 'id' | 'health' | 'weight' | 'priority' | 'rpm' | 'tpm'>, now: number): TargetHealthReport {
+function targetHealthOf(t: Pick<Target, 'id' | 'health' | 'weight' | 'priority' | 'rpm' | 'tpm' | 'keys'>, now: number): TargetHealthReport {
   const h = t.health;
   return {
     model: t.id,
@@ -246,6 +263,10 @@ function targetHealthOf(t: Pick<Target, 'id' | 'health' | 'weight' | 'priority' 
     in_flight: Math.max(0, h.inFlight),
     latency_ms_p50: Number.isNaN(h.latencyMs) ? null : Math.round(h.latencyMs),
     error_rate: Math.round(h.errorRate * 1000) / 1000,
-    keys: [],
+    keys: (t.keys ?? []).map((k) => ({
+      key_index: k.index,
+      state: k.health.state(now),
+      cooldown_until: k.health.cooldownUntil > now ? new Date(k.health.cooldownUntil).toISOString() : null,
+    })),
   };
 }

@@ -9,6 +9,8 @@ import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 type Mode = 'ok' | '429' | '500' | 'reset';
 const mode: Record<string, Mode> = {};
 const hits: Record<string, number> = {};
+/** The keys a key pool's requests came with, in order. */
+const poolKeys: string[] = [];
 const COMPLETION = { id: 'c1', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } };
 const CHUNK = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'fine' }, finish_reason: null }] };
 
@@ -24,6 +26,11 @@ beforeAll(async () => {
     req.on('end', () => {
       const name = (req.url ?? '').split('/')[1]!;
       hits[name] = (hits[name] ?? 0) + 1;
+      if (name === 'pool') {
+        const auth = String(req.headers.authorization);
+        poolKeys.push(auth.slice('Bearer '.length));
+        if (auth === 'Bearer k-b') return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '30' }).end('{"error":{"message":"slow down"}}');
+      }
       const m = mode[name] ?? 'ok';
       if (m === '429') return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":{"message":"slow down"}}');
       if (m === '500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
@@ -37,7 +44,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const providers = Object.fromEntries(names.map((n) => [n, { type: 'openai', base_url: `${base}/${n}/v1`, api_key: 'sk-test' }]));
+  const providers: Record<string, unknown> = Object.fromEntries(names.map((n) => [n, { type: 'openai', base_url: `${base}/${n}/v1`, api_key: 'sk-test' }]));
+  providers.pool = { type: 'openai', base_url: `${base}/pool/v1`, api_keys: ['k-a', 'k-b', 'k-c'] };
   gw = await startTestGateway({
     config: {
       providers,
@@ -49,6 +57,7 @@ beforeAll(async () => {
         'reset-first': ['rst/m', 'spare/m'],
         lonely: ['only/m'],
         streams: ['sb/m', 'spare/m'],
+        pooled: ['pool/m', 'spare/m'],
       },
     },
   });
@@ -137,6 +146,23 @@ describe('routing over several targets', () => {
     expect(JSON.parse(second.text).error.code).toBe('upstream_rate_limited');
     expect(second.headers.get('retry-after')).toBe('1');
     expect(hits).toEqual({ only: 1 });
+  });
+
+  test('a key pool uses its keys in turn; a key answering 429 rests on its own while the others carry the load', async () => {
+    for (let i = 0; i < 7; i++) {
+      const r = await chat('pooled');
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.text).model).toBe('pool');
+    }
+    expect(poolKeys).toEqual(['k-a', 'k-b', 'k-c', 'k-a', 'k-c', 'k-a', 'k-c', 'k-a']);
+    expect(hits.spare).toBeUndefined();
+    const res = await fetch(`${gw.adminUrl}/route-health`, { headers: { authorization: `Bearer ${gw.adminKey}` } });
+    const body = (await res.json()) as { routes: Array<{ alias: string | null; targets: Array<{ state: string; keys: Array<{ key_index: number; state: string }> }> }> };
+    const pooled = body.routes.find((r) => r.alias === 'pooled')!.targets[0]!;
+    expect(pooled.state).toBe('healthy');
+    expect(pooled.keys.map((k) => [k.key_index, k.state])).toEqual([[0, 'healthy'], [1, 'cooling_down'], [2, 'healthy']]);
+    // No response or health report names a key.
+    expect(JSON.stringify(body)).not.toContain('k-b');
   });
 
   test('GET /api/route-health shows each target: state, cooldown end, in flight, latency, error rate (admin only)', async () => {

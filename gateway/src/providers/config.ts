@@ -8,6 +8,8 @@ const Millis = z.int().positive().max(3_600_000);
 const httpSettings = {
   base_url: HttpUrl.optional().describe('Upstream base address; each type has a default except where required.'),
   api_key: z.string().min(1).optional().describe('Secret; write it as ${ENV_VAR}.'),
+  api_keys: z.array(z.string().min(1)).min(1).max(64).optional()
+    .describe('A key pool instead of api_key: keys used in turn, each resting on its own 429s; write them as ${ENV_VAR}.'),
   models: z.array(z.string().min(1)).optional().describe('Models advertised in GET /models and the system config.'),
   timeout_ms: Millis.optional().describe('Time allowed until the upstream answers with its headers (default 60000).'),
   connect_timeout_ms: Millis.optional().describe('TCP + TLS connect timeout (default 10000).'),
