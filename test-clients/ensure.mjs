@@ -10,7 +10,7 @@
 // It never replaces a package the root installed itself.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -89,10 +89,42 @@ function link(name) {
   return true;
 }
 
+const isCurrent = () => existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === lockHash();
+
+/**
+ * Installs under a lock (a directory made atomically), so that processes starting at once (vitest and a type-check, two
+ * test runs) do not run npm ci over each other; the others wait for it and then find the install current.
+ */
+function installLocked() {
+  const lock = join(ROOT, 'node_modules', '.agentgw-test-clients-lock');
+  const waitUntil = Date.now() + 15 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 15 * 60_000) rmSync(lock, { recursive: true, force: true }); // left by a killed install
+      } catch {
+        // removed meanwhile
+      }
+      if (Date.now() > waitUntil) throw new Error(`another install of the test clients holds ${lock}; remove it if none runs`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    }
+  }
+  try {
+    if (isCurrent()) return false;
+    install();
+    return true;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 export function ensureTestClients() {
   if (!existsSync(join(ROOT, 'node_modules'))) throw new Error('run `npm install` (or `npm ci`) at the root of the repository first');
-  const current = existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === lockHash();
-  if (!current) install();
+  const current = isCurrent() || !installLocked();
   let linked = 0;
   for (const name of linkedNames()) if (link(name)) linked++;
   return { installed: !current, linked };
