@@ -499,4 +499,32 @@ describe('the console at /ui', () => {
     await page.locator('[data-testid="step-row"] .wf-n', { hasText: /^1$/ }).waitFor({ timeout: 5000 });
     await context.close();
   }, 120_000);
+
+  test("a step's proposed tool calls show in the waterfall, a denied one marked with its rule's reason", async () => {
+    await admin.policy('acme-guarded', {
+      tenant_id: 'acme',
+      tool_rules: [{ tools: ['run_shell'], when: { command: '*' }, action: 'deny', reason: 'no shell for support bots' }],
+    });
+    const key = (await admin.agent('acme', 'guarded-bot', 'acme-guarded')).api_key;
+    secrets.push(key);
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'run_shell', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } },
+    ];
+    const traceId = 'guarded-run-1';
+    const answer = await agentClient(key, traceId).chat.completions.create({ model: 'mock/mock-1', messages: [{ role: 'user', content: 'clean up the disk' }], tools });
+    expect(answer.choices[0]!.message.tool_calls ?? []).toEqual([]);
+    expect(answer.choices[0]!.message.content).toContain('agentgw refused the call to run_shell: no shell for support bots (policy acme-guarded, rule 1)');
+
+    const { context, page } = await signIn(gw.adminKey);
+    await page.goto(`${gw.url}/ui/trace?id=${traceId}&tenant=acme`);
+    const row = page.getByTestId('step-row').first();
+    await expect.poll(() => row.textContent(), { timeout: 5000 }).toContain('1 of 1 tool call denied');
+    await row.click();
+    const calls = page.getByTestId('tool-calls');
+    await calls.waitFor();
+    const denied = calls.locator('li[data-decision="denied"]');
+    expect(await denied.count()).toBe(1);
+    expect(await denied.textContent()).toMatch(/run_shell\s*denied\s*no shell for support bots \(policy acme-guarded, rule 1\)/);
+    await context.close();
+  });
 });
