@@ -131,7 +131,10 @@ export function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string)
 export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
   let now = Date.now();
   const tokens = ctx.routeTokens ?? 0;
-  const order = attemptOrder(targets, now, tokens);
+  // One target that is up (the common case): no ordering to do.
+  const order = targets.length === 1 && targets[0]!.health.cooldownUntil === 0 && targets[0]!.rpm === undefined && targets[0]!.tpm === undefined && targets[0]!.keys === undefined
+    ? targets
+    : attemptOrder(targets, now, tokens);
   let last: unknown;
   for (let i = 0; i < order.length; i++) {
     const t = order[i]!;
@@ -141,7 +144,7 @@ export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget
     // A step that fails is recorded with the target that failed it, never the alias the client named.
     ctx.model = t.id;
     ctx.provider = t.provider.name;
-    h.begin(now, tokens);
+    h.begin(now, tokens, t.rpm !== undefined || t.tpm !== undefined);
     let result: T;
     try {
       result = t.keys === undefined ? await call(t) : await withPoolKey(t, now, call);

@@ -68,11 +68,13 @@ export class TargetHealth {
   }
 
   /** An attempt starts: counted in flight and against the quota; a cooled-down target that may go is probed. */
-  begin(now: number, tokens: number): void {
+  begin(now: number, tokens: number, quota = true): void {
     this.inFlight++;
-    this.rollMinute(now);
-    this.requests++;
-    this.tokens += tokens;
+    if (quota) {
+      this.rollMinute(now);
+      this.requests++;
+      this.tokens += tokens;
+    }
     if (this.cooldownUntil !== 0) this.probing = true;
   }
 

@@ -150,7 +150,7 @@ export class Router {
  * Targets cooling down (or probed by another request) and over their own rpm / tpm are left out; when that leaves none,
  * the answer is 429 upstream_rate_limited with Retry-After at the earliest moment one is back, and no upstream is called.
  */
-export function attemptOrder<T extends Target>(targets: readonly T[], now: number, tokens: number): T[] {
+export function attemptOrder<T extends Target>(targets: readonly T[], now: number, tokens: number, random: () => number = Math.random): T[] {
   const open: T[] = [];
   let earliest = Infinity;
   let grouped = false;
@@ -176,13 +176,13 @@ export function attemptOrder<T extends Target>(targets: readonly T[], now: numbe
   for (let i = 0; i < open.length; ) {
     let j = i + 1;
     while (j < open.length && open[j]!.priority === open[i]!.priority) j++;
-    orderGroup(open.slice(i, j), strategy, out);
+    orderGroup(open.slice(i, j), strategy, out, random);
     i = j;
   }
   return out;
 }
 
-function orderGroup<T extends Target>(group: T[], strategy: RouteStrategy, out: T[]): void {
+function orderGroup<T extends Target>(group: T[], strategy: RouteStrategy, out: T[], random: () => number): void {
   if (group.length === 1 || strategy === 'fallback') {
     out.push(...group);
     return;
@@ -207,8 +207,8 @@ function orderGroup<T extends Target>(group: T[], strategy: RouteStrategy, out: 
   }
   // latency: unmeasured targets first, then the fastest; now and then another goes first so its latency stays known.
   const sorted = group.sort((a, b) => latencyKey(a) - latencyKey(b));
-  if (Math.random() < LATENCY_EXPLORATION) {
-    const k = 1 + Math.floor(Math.random() * (sorted.length - 1));
+  if (random() < LATENCY_EXPLORATION) {
+    const k = 1 + Math.floor(random() * (sorted.length - 1));
     const [explored] = sorted.splice(k, 1);
     sorted.unshift(explored!);
   }
