@@ -228,6 +228,25 @@ describe.sequential('agentgw plan/apply/destroy/export against a real server', (
     expect((await cli('plan', '-f', file('one.yaml'), '--prune', '--detailed-exitcode')).code).toBe(0);
   });
 
+  it('plan and apply warn, once each, when they change an object another manager owns (labels.managed_by)', async () => {
+    const headers = { authorization: `Bearer ${gw.adminKey}`, 'content-type': 'application/json' };
+    const made = await fetch(`${gw.adminUrl}/tenants`, { method: 'POST', headers, body: JSON.stringify({ id: 'tf-owned', name: 'Terraform owned', labels: { managed_by: 'terraform' } }) });
+    expect(made.status).toBe(201);
+    writeFileSync(file('takeover.yaml'), ['version: 1', 'tenants:', '  - { id: tf-owned, name: Renamed }'].join('\n'));
+    const warning = 'Warning: tenant tf-owned is managed by "terraform" (labels.managed_by): this plan changes it, and that manager may change it back; leave it out of the file, or change its label to take it over.';
+    const plan = await cli('plan', '-f', file('takeover.yaml'), '--detailed-exitcode');
+    expect(plan.code).toBe(2);
+    expect(plan.stdout).toContain('~ update tenant tf-owned');
+    expect(plan.stderr.split('\n').filter(Boolean)).toEqual([warning]);
+    const apply = await cli('apply', '-f', file('takeover.yaml'), '--auto-approve');
+    expect(apply.code).toBe(0);
+    expect(apply.stderr.split('\n').filter((l) => l.startsWith('Warning:'))).toEqual([warning]);
+    // Applied, nothing is left to change there: no warning; nor for a file of objects apply made.
+    expect((await cli('plan', '-f', file('takeover.yaml'))).stderr).toBe('');
+    expect((await cli('plan', '-f', EXAMPLE)).stderr).toBe('');
+    expect((await fetch(`${gw.adminUrl}/tenants/tf-owned`, { method: 'DELETE', headers })).status).toBe(204);
+  });
+
   it('fields the contract added flow through the file: tenant budgets; an agent\'s suspension is left alone unless the file sets it', async () => {
     const doc = (agent: string) =>
       ['version: 1', 'tenants:', '  - { id: budgets, name: Budgets, monthly_budget: 40, daily_budget: 2 }', 'agents:', `  - ${agent}`].join('\n');

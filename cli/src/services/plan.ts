@@ -1,5 +1,7 @@
 import type { ChangeSet } from '../reconcile/diff/change.js';
+import { takeoverWarnings } from '../reconcile/diff/takeover.js';
 import { reconcile } from '../reconcile/engine.js';
+import { note } from '../ui/messages.js';
 import { outputMode } from '../ui/output-mode.js';
 import { renderPlan } from '../ui/render-plan.js';
 import { connect, type ConnectionOptions } from './connection.js';
@@ -24,6 +26,7 @@ export async function plan(flags: PlanFlags): Promise<number> {
     throw locatePlanError(e, desired);
   }
   if (!changeSet) throw new Error('the engine produced no plan');
+  for (const w of takeoverWarnings(changeSet)) note(w);
   await renderPlan(changeSet, outputMode(flags));
   return flags.detailedExitcode && changeSet.changes.length > 0 ? 2 : 0;
 }

@@ -1,8 +1,10 @@
 import { CliError } from '../errors.js';
 import type { ApplyEvent, ApplyResult } from '../reconcile/apply/events.js';
 import type { ChangeSet } from '../reconcile/diff/change.js';
+import { takeoverWarnings } from '../reconcile/diff/takeover.js';
 import { reconcile } from '../reconcile/engine.js';
 import { confirm } from '../ui/confirm.js';
+import { note } from '../ui/messages.js';
 import { applyJson, jsonText, planJson } from '../ui/json.js';
 import { changeTitle, keyLines, textLine } from '../ui/lines.js';
 import { canPrompt, outputMode, type OutputMode } from '../ui/output-mode.js';
@@ -48,6 +50,7 @@ export async function runChanges(command: RunCommand, flags: RunFlags): Promise<
   client.useChangeId(planDigest(changeSet));
   const nothing: ApplyResult = { dry: false, done: [], failed: null, skipped: [], keys: {} };
 
+  for (const w of takeoverWarnings(changeSet)) note(w);
   if (mode !== 'json') await renderPlan(changeSet, mode);
   if (changeSet.changes.length === 0) {
     await run.return(nothing);
