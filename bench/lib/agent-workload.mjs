@@ -212,7 +212,25 @@ export function agentWorkloads() {
   ];
 }
 
+/**
+ * BENCH_TOOL_RULES=1: a rule set a platform team would write for Claude Code and Codex (10 rules: destructive shell
+ * commands, writes outside the workspace, network), so every answer passes through the tool-rules path.
+ */
+const TOOL_RULES = [
+  { tools: ['Bash', 'exec_command', 'shell', 'local_shell'], when: { command: ['rm -rf *', 'rm -fr *', '*git push --force*', 're:(^|\\s)sudo\\s'] }, action: 'deny', reason: 'destructive command' },
+  { tools: ['Bash'], when: { command: 're:curl\\s+.*https?://' }, action: 'deny', reason: 'no network from the shell' },
+  { tools: ['Write', 'Edit', 'MultiEdit'], when: { file_path: ['/etc/*', '/usr/*', '~/.ssh/*'] }, action: 'deny', reason: 'outside the workspace' },
+  { tools: ['apply_patch'], when: { input: ['*/etc/*', '*.ssh/*'] }, action: 'deny', reason: 'outside the workspace' },
+  { tools: ['WebFetch'], when: { url: 're:^https?://(localhost|127\\.)' }, action: 'deny', reason: 'no local addresses' },
+  { tools: ['mcp__github__delete_*'], action: 'deny', reason: 'no deletions on GitHub' },
+  { tools: ['Read', 'Glob', 'Grep', 'LS'], action: 'allow' },
+  { tools: ['web_search'], when: { '/query': '*password*' }, action: 'deny' },
+  { tools: ['mcp/*/drop_*'], action: 'deny' },
+  { tools: ['NotebookEdit'], when: { notebook_path: '/etc/*' }, action: 'deny' },
+];
+
 export const AGENT_POLICY = {
+  ...(process.env.BENCH_TOOL_RULES === '1' ? { tool_rules: TOOL_RULES } : {}),
   tenant_id: 'bench',
   monthly_budget: 1_000_000,
   daily_budget: 100_000,
