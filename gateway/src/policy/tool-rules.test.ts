@@ -141,6 +141,15 @@ describe('tool rules: arguments written to slip past', () => {
     expect(action(guard, call('Bash', { command: 'ls\t-la' }))).toBe('allow');
   });
 
+  it('reads an argv with an empty or spaced argument as the shell would run it', () => {
+    const argv = rulesOf({ tools: ['shell'], when: { command: '*rm -rf*' }, action: 'deny' });
+    expect(action(argv, call('shell', { command: ['rm', '', '-rf', '/'] }))).toBe('deny');
+    expect(action(argv, call('shell', { command: ['rm', ' -rf', '/'] }))).toBe('deny');
+    expect(action(argv, call('shell', { command: ['ls', '-rf'] }))).toBe('allow');
+    // A pattern written with odd spacing still reads plain values as normalised.
+    expect(action(rulesOf({ tools: ['Bash'], when: { command: 'rm  -rf*' }, action: 'deny' }), call('Bash', { command: 'rm -rf /' }))).toBe('deny');
+  });
+
   it('never lets a normalised reading allow what the text as written does not', () => {
     // Written with a tab, `ls\t-la` does not match `ls *`; normalised it would. The call stays denied.
     const r = rulesOf({ tools: ['Bash'], when: { command: 'ls *' }, action: 'allow' }, { tools: ['Bash'], action: 'deny' });

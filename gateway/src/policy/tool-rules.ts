@@ -57,11 +57,14 @@ export function refusalSentence(tool: string, d: ToolDecision): string {
   return `agentgw refused the call to ${tool}: ${d.reason ?? 'denied by policy'}${where}`;
 }
 
-/** The call view of arguments given as JSON text (Chat, Responses, /mcp): `input` is undefined when the text is not JSON. */
+/**
+ * The call view of arguments given as JSON text (Chat, Responses, /mcp): `input` is undefined when the text is not JSON;
+ * empty text (a call without arguments, as Chat writes it) is no arguments.
+ */
 export function proposedToolCall(name: string, text: string): ProposedToolCall {
   let input: unknown;
   try {
-    input = JSON.parse(text);
+    input = text === '' ? {} : JSON.parse(text);
   } catch {
     input = undefined;
   }
@@ -187,6 +190,16 @@ export function normaliseToolText(text: string): string {
     .replace(/[\p{Cf}\p{Cc}]/gu, (c) => (SPACE.test(c) ? ' ' : ''))
     .replace(/\s+/gu, ' ')
     .trim();
+}
+
+/** Whether every string in a parsed value is one normalising leaves alone (then so is any text a pattern reads of it). */
+function normalFormStrings(v: unknown, depth = 0): boolean {
+  // An empty string is not: an argv with one joins into a double space (`rm "" -rf /`).
+  if (typeof v === 'string') return v !== '' && PLAIN.test(v);
+  if (typeof v !== 'object' || v === null) return true;
+  if (depth > MAX_DEPTH) return false;
+  for (const e of Array.isArray(v) ? v : Object.values(v)) if (!normalFormStrings(e, depth + 1)) return false;
+  return true;
 }
 
 // ---- patterns ----
@@ -370,7 +383,11 @@ const MAX_NAMES = 1_000;
 class CompiledPolicy implements ToolRules {
   private readonly byName = new Map<string, CompiledRule[]>();
   private readonly outright = new Map<string, boolean>();
-  constructor(private readonly rules: CompiledRule[]) {}
+  constructor(
+    private readonly rules: CompiledRule[],
+    /** Every wildcard of the policy reads the same normalised: only texts that change make the normalised reading differ. */
+    readonly normalFormWildcards: boolean,
+  ) {}
 
   /** The rules whose globs name the tool, in order. */
   rulesFor(name: string): CompiledRule[] {
@@ -433,8 +450,11 @@ function decideAll(policies: readonly CompiledPolicy[], call: ProposedToolCall):
   const ruleLists = policies.map((p) => p.rulesFor(call.name));
   // Only rules with `when` read the arguments; without them one reading decides.
   const readsArguments = ruleLists.some((rules) => rules.some((r) => r.when !== null));
+  // The normalised reading can differ only where a text or a wildcard changes when normalised.
   const readings: Reading[] = readsArguments
-    ? inputsOf(call).flatMap((input) => [{ input, normalised: false }, { input, normalised: true }])
+    ? inputsOf(call).flatMap((input) =>
+        policies.every((p) => p.normalFormWildcards) && normalFormStrings(input) ? [{ input, normalised: false }] : [{ input, normalised: false }, { input, normalised: true }],
+      )
     : [{ input: call.input, normalised: false }];
   let best = NO_RULE;
   let bestPolicy = Infinity;
@@ -459,7 +479,8 @@ function compiledPolicy(policy: Policy): CompiledPolicy | null {
   let c = compiled.get(policy);
   if (c === undefined) {
     const rules = policy.tool_rules;
-    c = rules && rules.length > 0 ? new CompiledPolicy(rules.map((r, i) => compileRule(r, policy.id, i))) : null;
+    const wildcards = (rules ?? []).flatMap((r) => Object.values(r.when ?? {}).flat()).filter((p) => !p.startsWith(REGEX_PREFIX));
+    c = rules && rules.length > 0 ? new CompiledPolicy(rules.map((r, i) => compileRule(r, policy.id, i)), wildcards.every((p) => PLAIN.test(p))) : null;
     compiled.set(policy, c);
   }
   return c;
