@@ -6,7 +6,7 @@ import { type TestGateway, startTestGateway } from '../test-support/gateway.js';
 
 // One local upstream per path prefix (/<name>/v1/...), each answering as `mode[name]` says: ok, 429 with Retry-After,
 // 500, or a connection reset.
-type Mode = 'ok' | '429' | '500' | 'reset';
+type Mode = 'ok' | '429' | '500' | 'reset' | 'hang';
 const mode: Record<string, Mode> = {};
 const hits: Record<string, number> = {};
 /** The keys a key pool's requests came with, in order. */
@@ -35,6 +35,7 @@ beforeAll(async () => {
       if (m === '429') return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":{"message":"slow down"}}');
       if (m === '500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
       if (m === 'reset') return void req.socket.destroy();
+      if (m === 'hang') return;
       if (JSON.parse(body).stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         return void res.end(`data: ${JSON.stringify(CHUNK)}\n\ndata: [DONE]\n\n`);
@@ -45,6 +46,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   const providers: Record<string, unknown> = Object.fromEntries(names.map((n) => [n, { type: 'openai', base_url: `${base}/${n}/v1`, api_key: 'sk-test' }]));
+  providers.slow = { type: 'openai', base_url: `${base}/slow/v1`, api_key: 'sk-test', timeout_ms: 300 };
   providers.pool = { type: 'openai', base_url: `${base}/pool/v1`, api_keys: ['k-a', 'k-b', 'k-c'] };
   gw = await startTestGateway({
     config: {
@@ -58,6 +60,7 @@ beforeAll(async () => {
         lonely: ['only/m'],
         streams: ['sb/m', 'spare/m'],
         pooled: ['pool/m', 'spare/m'],
+        'slow-first': ['slow/m', 'spare/m'],
       },
     },
   });
@@ -70,7 +73,7 @@ afterAll(async () => {
   await new Promise((r) => upstream?.close(r));
 });
 beforeEach(() => {
-  for (const n of names) delete hits[n];
+  for (const n of Object.keys(hits)) delete hits[n];
 });
 
 async function chat(model: string, stream = false) {
@@ -127,6 +130,12 @@ describe('routing over several targets', () => {
       expect((await chat('reset-first')).status).toBe(200);
     }
     expect(hits).toEqual({ dead: 1, rst: 1, spare: 20 });
+  });
+
+  test('a target that times out is cooled down like a dead one', async () => {
+    mode.slow = 'hang';
+    for (let i = 0; i < 4; i++) expect((await chat('slow-first')).status).toBe(200);
+    expect(hits).toEqual({ slow: 1, spare: 4 });
   });
 
   test('a stream fails over before its first byte', async () => {
