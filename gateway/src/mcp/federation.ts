@@ -13,6 +13,8 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplate,
+  CompleteRequest,
+  CompleteResult,
   LoggingLevel,
   ServerCapabilities,
   Tool,
@@ -81,9 +83,63 @@ export class Federation {
     if (connect) await Promise.allSettled(servers.map((u) => u.connection()));
     const caps: ServerCapabilities = {};
     for (const u of servers) {
-      if (u.capabilities?.logging) caps.logging = {};
+      const c = u.capabilities;
+      if (c?.logging) caps.logging = {};
+      if (c?.completions) caps.completions = {};
+      if (c?.resources?.subscribe) caps.resources = { listChanged: true, subscribe: true };
     }
     return caps;
+  }
+
+  /** completion/complete: relayed to the server of the prompt (`<server>__<prompt>`) or resource template (`agentgw://<server>/...`). */
+  async complete(caller: McpCaller, params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
+    const eff = this.policiesOf(caller);
+    const ref = params.ref;
+    const split = ref.type === 'ref/prompt' ? splitFederatedName(ref.name) : splitFederatedUri(ref.uri);
+    const upstream = split ? this.upstreams.get(split.server) : undefined;
+    const kind = ref.type === 'ref/prompt' ? 'prompt' : 'resource';
+    const name = ref.type === 'ref/prompt' ? ref.name : ref.uri;
+    if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName(kind, name);
+    const upstreamRef = ref.type === 'ref/prompt' ? { ...ref, name: (split as { name: string }).name } : { ...ref, uri: (split as { uri: string }).uri };
+    return this.upstreamCall(() => upstream.request((c, o) => c.complete({ ...params, ref: upstreamRef }, o), signal));
+  }
+
+  /** Sessions of this node subscribed to each resource (its federated URI): the upstream is subscribed while one is. */
+  private readonly subscribers = new Map<string, Set<string>>();
+
+  /** The sessions of this node subscribed to the resource (federated URI). */
+  subscribersOf(uri: string): ReadonlySet<string> {
+    return this.subscribers.get(uri) ?? new Set();
+  }
+
+  /** resources/subscribe: the upstream is subscribed (once per node) and the session noted. */
+  async subscribe(caller: McpCaller, uri: string, signal?: AbortSignal): Promise<void> {
+    const eff = this.policiesOf(caller);
+    const split = splitFederatedUri(uri);
+    const upstream = split ? this.upstreams.get(split.server) : undefined;
+    if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('resource', uri);
+    let set = this.subscribers.get(uri);
+    if (!set) {
+      await this.upstreamCall(() => upstream.request((c, o) => c.subscribeResource({ uri: split.uri }, o), signal));
+      set = this.subscribers.get(uri) ?? new Set();
+      this.subscribers.set(uri, set);
+    }
+    set.add(caller.sessionId);
+  }
+
+  /** resources/unsubscribe (or the session ended): the upstream is unsubscribed when no session of this node holds it. */
+  async unsubscribe(sessionId: string, uri: string): Promise<void> {
+    const set = this.subscribers.get(uri);
+    if (!set?.delete(sessionId) || set.size > 0) return;
+    this.subscribers.delete(uri);
+    const split = splitFederatedUri(uri);
+    const upstream = split ? this.upstreams.get(split.server) : undefined;
+    if (split && upstream) await upstream.request((c, o) => c.unsubscribeResource({ uri: split.uri }, o)).catch(() => undefined);
+  }
+
+  /** Every subscription of a session that ended. */
+  forget(sessionId: string): void {
+    for (const [uri, set] of this.subscribers) if (set.has(sessionId)) void this.unsubscribe(sessionId, uri);
   }
 
   /** logging/setLevel: the level is set on every server the caller sees that offers logging (those that fail are skipped). */

@@ -4,7 +4,7 @@
 import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type CallToolResult, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { eventually } from '../test-support/admin-api.js';
@@ -80,7 +80,7 @@ describe('/mcp protocol relay', () => {
     expect((await rawPost(`${gw.url}/mcp`, { host: 'app.example.com', authorization: `Bearer ${key}` })).status).toBe(200);
     expect((await post({ origin: 'null' })).status).toBe(403);
     // Same origin, a listed origin and no Origin at all are served.
-    for (const headers of [{ origin: gw.url }, { origin: 'https://app.example.com' }, {}]) {
+    for (const headers of [{ origin: gw.url }, { origin: 'https://app.example.com' }, {}] as Array<Record<string, string>>) {
       const ok = await post(headers);
       expect(ok.status, JSON.stringify(headers)).toBe(200);
       await ok.body?.cancel();
@@ -178,5 +178,34 @@ describe('/mcp protocol relay', () => {
       { type: 'resource_link', uri: 'agentgw://docs/https://x.example/b', name: 'b' },
       { type: 'text', text: 'file:///a.md stays as written in text' },
     ]);
+  });
+
+  test('completion/complete is relayed for resource templates; resources/subscribe brings notifications/resources/updated', async () => {
+    const { client } = await connect(gw.url, key);
+    try {
+      const caps = client.getServerCapabilities();
+      expect(caps?.completions).toEqual({});
+      expect(caps?.resources).toMatchObject({ subscribe: true });
+      const template = (await client.listResourceTemplates()).resourceTemplates.find((t) => t.name === 'doc');
+      expect(template?.uriTemplate).toBe('agentgw://web/file:///docs/{name}');
+      const done = await client.complete({ ref: { type: 'ref/resource', uri: template!.uriTemplate }, argument: { name: 'name', value: 'al' } });
+      expect(done.completion.values).toEqual(['alpha', 'alpine']);
+      await expect(client.complete({ ref: { type: 'ref/prompt', name: 'nowhere__x' }, argument: { name: 'a', value: '' } })).rejects.toMatchObject({ code: -32602 });
+
+      const updated: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+      // The client opens its notification stream after initialising; give it a moment.
+      await new Promise((r) => setTimeout(r, 300));
+      await client.subscribeResource({ uri: 'agentgw://web/file:///readme.md' });
+      expect(upstream.subscriptions.has('file:///readme.md')).toBe(true);
+      upstream.updateResource('file:///readme.md');
+      await eventually(() => updated.length > 0, 5_000, 'notifications/resources/updated');
+      expect(updated).toEqual(['agentgw://web/file:///readme.md']);
+      await client.unsubscribeResource({ uri: 'agentgw://web/file:///readme.md' });
+      expect(upstream.subscriptions.has('file:///readme.md')).toBe(false);
+      await expect(client.subscribeResource({ uri: 'agentgw://nowhere/x' })).rejects.toMatchObject({ code: -32602 });
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -7,6 +7,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
   GetPromptRequestSchema,
   isJSONRPCErrorResponse,
   isJSONRPCResultResponse,
@@ -101,6 +104,19 @@ export class SessionProtocol {
       },
     );
     const s = this.server;
+    if (upstreamCapabilities.completions) {
+      s.setRequestHandler(CompleteRequestSchema, (req, extra) => federation.complete(callerOf(extra), req.params, extra.signal));
+    }
+    if (upstreamCapabilities.resources?.subscribe) {
+      s.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
+        await federation.subscribe(callerOf(extra), req.params.uri, extra.signal);
+        return {};
+      });
+      s.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+        await federation.unsubscribe(id, req.params.uri);
+        return {};
+      });
+    }
     if (upstreamCapabilities.logging) {
       s.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
         onLevel(req.params.level);

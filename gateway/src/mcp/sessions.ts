@@ -9,6 +9,7 @@ import { LATEST_PROTOCOL_VERSION, type LoggingMessageNotification, SUPPORTED_PRO
 import type { Snapshot } from '../storage/snapshot.js';
 import type { Federation } from './federation.js';
 import { McpSession, type SessionOwner } from './mcp-session.js';
+import { federatedUri } from './names.js';
 import type { SessionActivity } from './session-activity.js';
 import type { SessionIds } from './session-ids.js';
 
@@ -62,6 +63,7 @@ export class Sessions implements SessionOwner {
     this.idleMs = Math.min(IDLE_MS, activity.idleMs);
     this.sweepEveryMs = Math.min(60_000, Math.max(WATCH_MS, activity.writeEveryMs));
     federation.upstreams.onLog = (server, params) => this.relayLog(server, params);
+    federation.upstreams.onResourceUpdated = (server, uri) => this.relayUpdated(federatedUri(server, uri));
     this.timer = setInterval(() => this.tick(), WATCH_MS);
     this.timer.unref();
   }
@@ -217,6 +219,7 @@ export class Sessions implements SessionOwner {
     const mine = this.byAgent.get(s.agentId);
     if (mine?.delete(s) && mine.size === 0) this.byAgent.delete(s.agentId);
     this.warm.delete(s);
+    this.federation.forget(s.id);
     s.end();
   }
 
@@ -257,6 +260,14 @@ export class Sessions implements SessionOwner {
       if (!p?.caller || (s.streams === 0 && ![...p.calls.values()].includes(server))) continue;
       if (!this.federation.sees(p.caller, server)) continue;
       p.relayLog(server, params, s.logLevel);
+    }
+  }
+
+  /** A resource changed: the sessions of this node subscribed to it are told on their notification stream. */
+  private relayUpdated(uri: string): void {
+    for (const id of this.federation.subscribersOf(uri)) {
+      const p = this.byId.get(id)?.protocol;
+      if (p) void p.server.sendResourceUpdated({ uri }).catch(() => undefined);
     }
   }
 

@@ -8,6 +8,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import {
   ErrorCode,
   LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   McpError,
   type LoggingMessageNotification,
   type ServerCapabilities,
@@ -16,6 +17,13 @@ import {
 import { AgentgwError } from '../contract/index.js';
 import { VERSION } from '../version.js';
 import { isStdio, type McpServerConfig } from './mcp-config.js';
+
+/** What an upstream tells the sessions of this node. */
+export interface UpstreamEvents {
+  log?(params: LoggingMessageNotification['params']): void;
+  /** A resource subscribed to changed (its upstream URI). */
+  resourceUpdated?(uri: string): void;
+}
 
 export type UpstreamState = 'idle' | 'connecting' | 'up' | 'down';
 
@@ -80,8 +88,8 @@ export class Upstream {
     readonly config: McpServerConfig,
     private readonly onToolsChanged: () => void,
     private readonly log?: UpstreamLog,
-    /** The server's log messages (notifications/message), for the sessions that use it. */
-    private readonly onLog?: (params: LoggingMessageNotification['params']) => void,
+    /** The server's log messages (notifications/message) and resource updates, for the sessions that use it. */
+    private readonly events: UpstreamEvents = {},
   ) {}
 
   /** What the connected server offers (undefined when it is not connected). */
@@ -152,7 +160,8 @@ export class Upstream {
       { listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(client).catch(() => undefined) } } },
     );
     client.onclose = () => this.lost(client);
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.onLog?.(n.params));
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.events.log?.(n.params));
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => this.events.resourceUpdated?.(n.params.uri));
     // Transport errors also surface as the failed request's error; nothing more to do with them here.
     client.onerror = () => undefined;
     try {

@@ -9,10 +9,15 @@ export class Upstreams {
   version = 0;
   /** Where the servers' log messages go (the sessions of this node). */
   onLog: ((server: string, params: LoggingMessageNotification['params']) => void) | undefined;
+  /** Where the servers' notifications/resources/updated go (their upstream URI). */
+  onResourceUpdated: ((server: string, uri: string) => void) | undefined;
 
   constructor(configs: McpServersConfig, log?: UpstreamLog) {
     for (const [name, config] of Object.entries(configs)) {
-      this.byName.set(name, new Upstream(name, config, () => this.version++, log, (params) => this.onLog?.(name, params)));
+      this.byName.set(name, new Upstream(name, config, () => this.version++, log, {
+          log: (params) => this.onLog?.(name, params),
+          resourceUpdated: (uri) => this.onResourceUpdated?.(name, uri),
+        }),);
     }
   }
 

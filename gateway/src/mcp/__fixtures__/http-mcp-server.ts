@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { SetLevelRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 export interface HttpMcpFixture {
@@ -23,6 +23,10 @@ export interface HttpMcpFixture {
   sessionCount(): number;
   /** Calls of `wait` whose caller cancelled them (notifications/cancelled reached the server). */
   cancelled: number;
+  /** Resource URIs subscribed to (resources/subscribe), over every session. */
+  subscriptions: Set<string>;
+  /** Tells the sessions subscribed to the URI that it changed (notifications/resources/updated). */
+  updateResource(uri: string): void;
   /** The log level the gateway set on the server's sessions (logging/setLevel), last one. */
   logLevel: string | undefined;
   close(): Promise<void>;
@@ -31,12 +35,14 @@ export interface HttpMcpFixture {
 export async function startHttpMcpServer(): Promise<HttpMcpFixture> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers = new Set<McpServer>();
+  const subscribers = new Map<McpServer, Set<string>>();
   const extraTools: string[] = [];
   const fixture = {
     calls: new Map<string, number>(),
     headers: [] as IncomingMessage['headers'][],
     lastEmail: undefined as Record<string, unknown> | undefined,
     cancelled: 0,
+    subscriptions: new Set<string>(),
     logLevel: undefined as string | undefined,
   };
   const count = (tool: string) => fixture.calls.set(tool, (fixture.calls.get(tool) ?? 0) + 1);
@@ -49,7 +55,26 @@ export async function startHttpMcpServer(): Promise<HttpMcpFixture> {
   }
 
   function newServer(): McpServer {
-    const server = new McpServer({ name: 'fixture-http', version: '1.0.0' }, { capabilities: { logging: {} } });
+    const server = new McpServer({ name: 'fixture-http', version: '1.0.0' }, { capabilities: { logging: {}, resources: { subscribe: true } } });
+    const subscribed = new Set<string>();
+    subscribers.set(server, subscribed);
+    server.server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+      subscribed.add(req.params.uri);
+      fixture.subscriptions.add(req.params.uri);
+      return {};
+    });
+    server.server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+      subscribed.delete(req.params.uri);
+      fixture.subscriptions.delete(req.params.uri);
+      return {};
+    });
+    // A template with argument completion (not listed by resources/list: it lists no resources of its own).
+    server.registerResource(
+      'doc',
+      new ResourceTemplate('file:///docs/{name}', { list: undefined, complete: { name: (value) => ['alpha', 'beta', 'alpine'].filter((n) => n.startsWith(value)) } }),
+      { description: 'A document by name.' },
+      async (uri) => ({ contents: [{ uri: uri.href, text: `doc ${uri.href}` }] }),
+    );
     server.server.setRequestHandler(SetLevelRequestSchema, async (req) => {
       fixture.logLevel = req.params.level;
       return {};
@@ -177,6 +202,12 @@ export async function startHttpMcpServer(): Promise<HttpMcpFixture> {
       }
     },
     sessionCount: () => transports.size,
+    get subscriptions() {
+      return fixture.subscriptions;
+    },
+    updateResource(uri) {
+      for (const [s, uris] of subscribers) if (uris.has(uri)) void s.server.sendResourceUpdated({ uri }).catch(() => undefined);
+    },
     get cancelled() {
       return fixture.cancelled;
     },
