@@ -17,6 +17,7 @@ const CHUNK = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm
 let upstream: Server;
 let gw: TestGateway;
 let key: string;
+let admin: ReturnType<typeof adminClient>;
 const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'sa', 'sb'];
 
 beforeAll(async () => {
@@ -51,6 +52,7 @@ beforeAll(async () => {
   gw = await startTestGateway({
     config: {
       providers,
+      prices: { 'a/cheap': { input: 1, output: 1 }, 'b/dear': { input: 1000, output: 1000 } },
       models: {
         weighted: { strategy: 'weighted', targets: [{ model: 'a/m', weight: 3 }, { model: 'b/m', weight: 1 }] },
         tiers: { strategy: 'weighted', targets: [{ model: 'c/m', priority: 1 }, { model: 'sa/m' }] },
@@ -61,10 +63,11 @@ beforeAll(async () => {
         streams: ['sb/m', 'spare/m'],
         pooled: ['pool/m', 'spare/m'],
         'slow-first': ['slow/m', 'spare/m'],
+        priced: { strategy: 'weighted', targets: [{ model: 'a/cheap', weight: 9 }, { model: 'b/dear', weight: 1 }] },
       },
     },
   });
-  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  admin = adminClient(gw.adminUrl, gw.adminKey);
   await admin.tenant('acme');
   key = (await admin.agent('acme', 'bot')).api_key;
 });
@@ -76,11 +79,11 @@ beforeEach(() => {
   for (const n of Object.keys(hits)) delete hits[n];
 });
 
-async function chat(model: string, stream = false) {
+async function chat(model: string, stream = false, agentKey = key) {
   const res = await fetch(`${gw.baseUrl}/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], ...(stream ? { stream: true } : {}) }),
+    headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 100, ...(stream ? { stream: true } : {}) }),
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
@@ -172,6 +175,17 @@ describe('routing over several targets', () => {
     expect(pooled.keys.map((k) => [k.key_index, k.state])).toEqual([[0, 'healthy'], [1, 'cooling_down'], [2, 'healthy']]);
     // No response or health report names a key.
     expect(JSON.stringify(body)).not.toContain('k-b');
+  });
+
+  test('the per-request cap is checked at the highest price among the targets a request may reach', async () => {
+    // The worst case on b/dear (1000 USD per million tokens, 100 output tokens) passes 0.01 USD; on a/cheap it does not.
+    await admin.policy('capped', { tenant_id: 'acme', rules: { max_cost_per_request: 0.01 } });
+    const capped = (await admin.agent('acme', 'capped-bot', 'capped')).api_key as string;
+    const r = await chat('priced', false, capped);
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.text).error.code).toBe('cost_cap_exceeded');
+    expect(hits).toEqual({});
+    expect((await chat('a/cheap', false, capped)).status).toBe(200);
   });
 
   test('GET /api/route-health shows each target: state, cooldown end, in flight, latency, error rate (admin only)', async () => {
