@@ -454,11 +454,15 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
     const trace2 = 'trace-two';
     const trace3 = 'trace-three';
     const ids = { r1: 'req_1', r2: 'req_2', r3: 'req_3', r4: 'req_4', r5: 'req_5', r6: 'req_6' };
+    const TOOL_CALLS = [
+      { id: 'toolu_1', name: 'Bash', decision: 'denied' as const, rule: { policy_id: 'guard', index: 2 }, reason: 'no deletions', approval_id: null, wait_ms: 0.012 },
+      { id: 'toolu_2', name: 'Read', decision: 'allowed' as const, rule: null, reason: null, approval_id: null, wait_ms: 0 },
+    ];
 
     beforeAll(async () => {
       // Written out of time order, in two batches: steps follow started_at, not insertion.
       await store.insertUsage([
-        usageRecord({ request_id: ids.r3, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(20), prompt_tokens: 30, completion_tokens: 3, cost: 0.3, latency_ms: 5000, model: 'anthropic/claude-sonnet-4-5', provider: 'anthropic' }),
+        usageRecord({ request_id: ids.r3, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(20), prompt_tokens: 30, completion_tokens: 3, cost: 0.3, latency_ms: 5000, model: 'anthropic/claude-sonnet-4-5', provider: 'anthropic', tool_calls: TOOL_CALLS }),
         usageRecord({ request_id: ids.r1, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(0), prompt_tokens: 10, completion_tokens: 1, cost: 0.1, latency_ms: 100, stream: true, ttft_ms: 40, endpoint: 'messages', cached_tokens: 6, reasoning_tokens: 1 }),
         usageRecord({ request_id: ids.r4, trace_id: trace2, tenant_id: tA, agent_id: 'agt_a2', started_at: at(30), prompt_tokens: 40, completion_tokens: 4, cost: 0.4, latency_ms: 200 }),
       ]);
@@ -512,7 +516,10 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
         pii_types: [],
         response_id: null,
         tool: null,
+        tool_calls: [],
       });
+      // A step's decided tool calls come back as written.
+      expect(t!.requests[2]!.tool_calls).toEqual(TOOL_CALLS);
       expect(t!.requests[1]).toMatchObject({ status: 'blocked', http_status: 403, error_code: 'pii_detected', pii_types: ['email', 'phone'], model: null, stream: false, ttft_ms: null });
     });
 
