@@ -8,7 +8,7 @@ import { type CallToolResult, LoggingMessageNotificationSchema, ResourceUpdatedN
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { eventually } from '../test-support/admin-api.js';
-import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
+import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../test-support/gateway.js';
 import { federatedPromptResult } from './names.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
@@ -206,6 +206,39 @@ describe('/mcp protocol relay', () => {
       await expect(client.subscribeResource({ uri: 'agentgw://nowhere/x' })).rejects.toMatchObject({ code: -32602 });
     } finally {
       await client.close();
+    }
+  });
+
+  test('round-robin over three nodes: progress and log messages of a call come back on the call, whichever node serves it', async () => {
+    const shared: TestGatewayOptions = {
+      sqlitePath: (gw.storage as { path: string }).path,
+      adminKey: gw.adminKey,
+      config: { mcp_servers: { web: { url: upstream.url, timeout_ms: 5_000 } } },
+    };
+    const nodes = [gw, await startTestGateway(shared), await startTestGateway(shared)];
+    let n = 0;
+    const roundRobin: typeof fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      url.host = new URL(nodes[n++ % nodes.length]!.url).host;
+      return fetch(url, init);
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } }, fetch: roundRobin });
+    const client = new Client({ name: 'mcp-protocol-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const logs: string[] = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (m) => void logs.push(`${m.params.logger}: ${String(m.params.data)}`));
+      for (let i = 0; i < 3; i++) {
+        const seen: number[] = [];
+        const r = (await client.callTool({ name: 'web__progress', arguments: { steps: 2 } }, undefined, { onprogress: (p) => void seen.push(p.progress) })) as CallToolResult;
+        expect(r.content).toEqual([{ type: 'text', text: 'done' }]);
+        expect(seen).toEqual([1, 2]);
+      }
+      expect(logs).toEqual(Array.from({ length: 3 }, () => 'web/fixture: ran 2 steps'));
+      expect(nodes.slice(1).map((g) => g.runtime.mcp.sessionCount)).toEqual([1, 1]);
+    } finally {
+      await client.close();
+      await Promise.all(nodes.slice(1).map((g) => g.close()));
     }
   });
 });
