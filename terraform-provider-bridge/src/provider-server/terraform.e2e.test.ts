@@ -114,6 +114,30 @@ describe.skipIf(!hasTerraform)('terraform plan/apply/import/destroy through the 
     expect((await admin(`/agents/${bot.id}`)).suspended).toBe(true);
   });
 
+  it("carries a policy's tool_rules: applied as written, then no changes, and an edited pattern is one change", async () => {
+    const stack = JSON.parse(readFileSync(stackFile(), 'utf8'));
+    const rules = [
+      { tools: ['Bash', 'shell'], when: { command: ['rm *', '*rm -rf*'], '/edits/0/file_path': ['/etc/*'] }, action: 'deny', reason: 'destructive' },
+      { tools: ['Read'], action: 'allow' },
+    ];
+    stack.resource.agentgw_policy.support_standard.tool_rules = rules;
+    writeFileSync(stackFile(), JSON.stringify(stack, null, 2));
+    const apply = await terraform('apply', '-auto-approve', '-input=false');
+    expect(apply.out).toContain('Apply complete! Resources: 0 added, 1 changed, 0 destroyed.');
+    expect((await admin('/policies/initech-support')).tool_rules).toEqual(rules);
+    const again = await terraform('plan', '-detailed-exitcode', '-input=false');
+    expect(again.out).toContain('No changes.');
+    expect(again.status).toBe(0);
+
+    stack.resource.agentgw_policy.support_standard.tool_rules[0].when.command = ['rm -rf *'];
+    writeFileSync(stackFile(), JSON.stringify(stack, null, 2));
+    const plan = await terraform('plan', '-detailed-exitcode', '-input=false');
+    expect(plan.status).toBe(2);
+    expect(plan.out).toContain('Plan: 0 to add, 1 to change, 0 to destroy.');
+    expect((await terraform('apply', '-auto-approve', '-input=false')).status).toBe(0);
+    expect((await admin('/policies/initech-support')).tool_rules[0].when.command).toEqual(['rm -rf *']);
+  });
+
   it('fails plan on a policy_id that neither the configuration nor the gateway has, naming the resource and attribute', async () => {
     mkdirSync(join(work, 'dangling'), { recursive: true });
     const config = {
