@@ -131,10 +131,10 @@ export function planFor(deps: DataPlaneDeps, ctx: RequestContext, model: string)
 export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget[], call: (t: PricedTarget) => Promise<T>): Promise<{ result: T; target: PricedTarget }> {
   let now = Date.now();
   const tokens = ctx.routeTokens ?? 0;
-  // One target that is up (the common case): no ordering to do.
-  const order = targets.length === 1 && targets[0]!.health.cooldownUntil === 0 && targets[0]!.rpm === undefined && targets[0]!.tpm === undefined && targets[0]!.keys === undefined
-    ? targets
-    : attemptOrder(targets, now, tokens);
+  // One target without a quota or key pool (the common case) is always called: with nowhere else to go, a cooldown would
+  // only turn the upstream's answer into the gateway's refusal. It is not cooled down either, and needs no ordering.
+  const sole = targets.length === 1 && targets[0]!.rpm === undefined && targets[0]!.tpm === undefined && targets[0]!.keys === undefined;
+  const order = sole ? targets : attemptOrder(targets, now, tokens);
   let last: unknown;
   for (let i = 0; i < order.length; i++) {
     const t = order[i]!;
@@ -144,7 +144,7 @@ export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget
     // A step that fails is recorded with the target that failed it, never the alias the client named.
     ctx.model = t.id;
     ctx.provider = t.provider.name;
-    h.begin(now, tokens, t.rpm !== undefined || t.tpm !== undefined);
+    h.begin(now, tokens, t.rpm !== undefined || t.tpm !== undefined, !sole);
     let result: T;
     try {
       result = t.keys === undefined ? await call(t) : await withPoolKey(t, now, call);
@@ -155,7 +155,7 @@ export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget
         throw e;
       }
       // Every key of a pool answered 429: the keys rest, each on its own Retry-After, not the deployment.
-      if (t.keys !== undefined && e.code === 'upstream_rate_limited') h.abandoned();
+      if (sole || (t.keys !== undefined && e.code === 'upstream_rate_limited')) h.abandoned();
       else h.failed(e, Date.now());
       continue;
     }

@@ -68,14 +68,14 @@ export class TargetHealth {
   }
 
   /** An attempt starts: counted in flight and against the quota; a cooled-down target that may go is probed. */
-  begin(now: number, tokens: number, quota = true): void {
+  begin(now: number, tokens: number, quota = true, probe = true): void {
     this.inFlight++;
     if (quota) {
       this.rollMinute(now);
       this.requests++;
       this.tokens += tokens;
     }
-    if (this.cooldownUntil !== 0) this.probing = true;
+    if (probe && this.cooldownUntil !== 0) this.probing = true;
   }
 
   succeeded(latencyMs: number): void {
@@ -135,6 +135,15 @@ export class HealthBoard {
     let h = this.byId.get(id);
     if (!h) this.byId.set(id, (h = new TargetHealth(id, this)));
     return h;
+  }
+
+  /** Forgets every cooldown and failure count (tests that script an upstream's failures request by request). */
+  reset(): void {
+    for (const h of this.byId.values()) {
+      h.cooldownUntil = 0;
+      h.failures = 0;
+      h.probing = false;
+    }
   }
 
   all(): IterableIterator<TargetHealth> {

@@ -18,7 +18,7 @@ let upstream: Server;
 let gw: TestGateway;
 let key: string;
 let admin: ReturnType<typeof adminClient>;
-const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'sa', 'sb'];
+const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'only2', 'sa', 'sb'];
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
@@ -59,7 +59,8 @@ beforeAll(async () => {
         'limited-first': ['lim/m', 'spare/m'],
         'dead-first': ['dead/m', 'spare/m'],
         'reset-first': ['rst/m', 'spare/m'],
-        lonely: ['only/m'],
+        lonely: ['only/m', 'only2/m'],
+        single: ['only/m'],
         streams: ['sb/m', 'spare/m'],
         pooled: ['pool/m', 'spare/m'],
         'slow-first': ['slow/m', 'spare/m'],
@@ -151,13 +152,23 @@ describe('routing over several targets', () => {
 
   test('every target cooling down: 429 upstream_rate_limited with Retry-After, without an upstream call', async () => {
     mode.only = '429';
+    mode.only2 = '429';
     const first = await chat('lonely');
     expect(first.status).toBe(429);
     const second = await chat('lonely');
     expect(second.status).toBe(429);
     expect(JSON.parse(second.text).error.code).toBe('upstream_rate_limited');
     expect(second.headers.get('retry-after')).toBe('1');
-    expect(hits).toEqual({ only: 1 });
+    expect(hits).toEqual({ only: 1, only2: 1 });
+  });
+
+  test('a route of one target is always called: its upstream answers, not a cooldown', async () => {
+    mode.only = '500';
+    for (let i = 0; i < 3; i++) expect((await chat('single')).status).toBe(502);
+    mode.only = 'ok';
+    expect((await chat('single')).status).toBe(200);
+    expect(hits).toEqual({ only: 4 });
+    mode.only = '429';
   });
 
   test('a key pool uses its keys in turn; a key answering 429 rests on its own while the others carry the load', async () => {

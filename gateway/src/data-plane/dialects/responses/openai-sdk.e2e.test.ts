@@ -65,6 +65,8 @@ afterAll(async () => {
   await an?.close();
 });
 beforeEach(() => {
+  // Each test scripts its own upstream failures: none starts with a target cooling down after an earlier test's 503.
+  gw.runtime.dataPlane.router.health.reset();
   oaScript = () => errorResponse(500, 'no script set');
   anScript = () => textReply('no script set');
 });
@@ -334,6 +336,8 @@ describe('previous_response_id across providers', () => {
     const r2 = await c.responses.create({ model: 'smart', input: 'TURN-2: name a fruit', previous_response_id: r1.id, instructions: 'You are terse.', max_output_tokens: 400 });
     expect(r2.output_text).toBe('Answer two: the fruit is mango.');
     expect(r2.previous_response_id).toBe(r1.id);
+    // OpenAI's 503 cooled it down for the alias; once the cooldown is over, turn 3 goes back to it.
+    gw.runtime.dataPlane.router.health.reset();
     const r3 = await c.responses.create({ model: 'smart', input: 'TURN-3: both, please', previous_response_id: r2.id, instructions: 'You are terse.', max_output_tokens: 400 });
     expect(r3.output_text).toBe('Answer three: teal and mango.');
     expect(r3.previous_response_id).toBe(r2.id);
