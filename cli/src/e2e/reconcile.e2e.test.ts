@@ -269,6 +269,42 @@ describe.sequential('agentgw plan/apply/destroy/export against a real server', (
     expect((await cli('destroy', '-f', file('budgets.yaml'), '--auto-approve')).code).toBe(0);
   });
 
+  it("a policy's tool_rules flow through the file: applied as written, then no changes; an edited pattern is a change; --tool-rules takes JSON", async () => {
+    const doc = (pattern: string) =>
+      [
+        'version: 1',
+        'tenants:',
+        '  - { id: guarded, name: Guarded }',
+        'policies:',
+        '  - id: guarded-dev',
+        '    tenant_id: guarded',
+        '    tool_rules:',
+        `      - { tools: [Bash, shell], when: { command: "${pattern}", "/edits/0/file_path": ["/etc/*", "re:^/root/"] }, action: deny, reason: destructive }`,
+        '      - { tools: [Read], action: allow }',
+      ].join('\n');
+    writeFileSync(file('tools.yaml'), doc('rm *'));
+    const apply = await cli('apply', '-f', file('tools.yaml'), '--auto-approve');
+    expect(apply.code).toBe(0);
+    expect((await admin.getPolicy('guarded-dev')).tool_rules).toEqual([
+      { tools: ['Bash', 'shell'], when: { command: 'rm *', '/edits/0/file_path': ['/etc/*', 're:^/root/'] }, action: 'deny', reason: 'destructive' },
+      { tools: ['Read'], action: 'allow' },
+    ]);
+    expect((await cli('plan', '-f', file('tools.yaml'), '--detailed-exitcode')).code).toBe(0);
+    writeFileSync(file('tools.yaml'), doc('*rm -rf*'));
+    const plan = await cli('plan', '-f', file('tools.yaml'), '--detailed-exitcode');
+    expect(plan.code).toBe(2);
+    expect(plan.stdout).toContain('~ update policy guarded-dev');
+    writeFileSync(file('bad-tools.yaml'), doc('re:(?=rm)'));
+    const bad = await cli('plan', '-f', file('bad-tools.yaml'));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/linear-time engine/);
+    const put = await cli('policies', 'put', 'guarded-cli', '--tenant', 'guarded', '--tool-rules', '[{"tools":["Write"],"action":"deny"}]');
+    expect(put.code, put.stderr).toBe(0);
+    expect((await admin.getPolicy('guarded-cli')).tool_rules).toEqual([{ tools: ['Write'], action: 'deny' }]);
+    expect((await cli('policies', 'delete', 'guarded-cli')).code).toBe(0);
+    expect((await cli('destroy', '-f', file('tools.yaml'), '--auto-approve')).code).toBe(0);
+  });
+
   it('resource commands: list, get, config, maintenance', async () => {
     const tenants = await cli('tenants', 'list', '--json');
     expect(JSON.parse(tenants.stdout).map((t: { id: string }) => t.id)).toEqual(['initech']);
