@@ -147,6 +147,25 @@ describe('/mcp protocol relay', () => {
     }
   });
 
+  test("two agents' sessions on one node: the upstream gets the more verbose level, each session only what its own lets through", async () => {
+    const quiet = await connect(gw.url, key);
+    const chatty = await connect(gw.url, key);
+    try {
+      const heard = { quiet: 0, chatty: 0 };
+      quiet.client.setNotificationHandler(LoggingMessageNotificationSchema, () => void heard.quiet++);
+      chatty.client.setNotificationHandler(LoggingMessageNotificationSchema, () => void heard.chatty++);
+      await chatty.client.setLoggingLevel('info');
+      await quiet.client.setLoggingLevel('error');
+      expect(upstream.logLevel).toBe('info');
+      await quiet.client.callTool({ name: 'web__progress', arguments: { steps: 1 } });
+      await chatty.client.callTool({ name: 'web__progress', arguments: { steps: 1 } });
+      expect(heard).toEqual({ quiet: 0, chatty: 1 });
+    } finally {
+      await quiet.client.close();
+      await chatty.client.close();
+    }
+  });
+
   test('resource links and embedded resources in tool results are named as resources/list names them, and resources/read takes them', async () => {
     const { client } = await connect(gw.url, key);
     try {

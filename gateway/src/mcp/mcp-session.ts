@@ -72,6 +72,11 @@ export interface SessionOwner {
   busy(s: McpSession): void;
   /** Its client ended it (DELETE). */
   deleted(s: McpSession): void;
+  /**
+   * The level to set on the upstreams: the most verbose any session of this node asked for (their connections are the
+   * node's, shared by its sessions; each session gets only what its own level lets through).
+   */
+  upstreamLogLevel?(): LoggingLevel | undefined;
 }
 
 /** The SDK objects of a session in use: a Server with the federated handlers, connected to its own transport. */
@@ -94,7 +99,8 @@ export class SessionProtocol {
     onDeleted: () => void,
     /** What the upstreams offer besides tools, resources and prompts (logging), and where a client's log level is kept. */
     upstreamCapabilities: ServerCapabilities = {},
-    onLevel: (level: LoggingLevel) => void = () => undefined,
+    /** Keeps the client's level and says which level the upstreams get. */
+    onLevel: (level: LoggingLevel) => LoggingLevel = (level) => level,
   ) {
     this.server = new Server(
       { name: 'agentgw', version: VERSION },
@@ -119,8 +125,7 @@ export class SessionProtocol {
     }
     if (upstreamCapabilities.logging) {
       s.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
-        onLevel(req.params.level);
-        await federation.setLoggingLevel(callerOf(extra), req.params.level, extra.signal);
+        await federation.setLoggingLevel(callerOf(extra), onLevel(req.params.level), extra.signal);
         return {};
       });
     }
@@ -193,7 +198,7 @@ export class SessionProtocol {
    * a call to that server in flight, else on the notification stream (none open: dropped, as the spec allows).
    */
   relayLog(server: string, params: LoggingMessageNotification['params'], level: LoggingLevel | undefined): void {
-    if (level !== undefined && LEVELS.indexOf(params.level) < LEVELS.indexOf(level)) return;
+    if (level !== undefined && LOG_LEVELS.indexOf(params.level) < LOG_LEVELS.indexOf(level)) return;
     const logger = params.logger ? `${server}/${params.logger}` : server;
     let related: RequestId | undefined;
     for (const [id, s] of this.calls) if (s === server) related = id;
@@ -314,6 +319,7 @@ export class McpSession {
       capabilities,
       (level) => {
         this.logLevel = level;
+        return this.owner.upstreamLogLevel?.() ?? level;
       },
     );
   }
@@ -341,7 +347,7 @@ export class McpSession {
 }
 
 /** Log levels, least severe first. */
-const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+export const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** The SDK's McpError says "MCP error <code>: " before its text, and a client adds it again: the error goes out without it. */
 const SDK_PREFIX = /^(?:MCP error -?\d+: )+/;

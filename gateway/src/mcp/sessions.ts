@@ -5,10 +5,10 @@
 // request with its id is a 404, as the MCP spec answers an unknown session, and the client initialises a new one); only
 // the WARM most recently used keep their SDK objects when idle. Sessions with a notification stream open are told when
 // what their agent may call changes.
-import { LATEST_PROTOCOL_VERSION, type LoggingMessageNotification, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type LoggingLevel, type LoggingMessageNotification, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { Federation } from './federation.js';
-import { McpSession, type SessionOwner } from './mcp-session.js';
+import { LOG_LEVELS, McpSession, type SessionOwner } from './mcp-session.js';
 import { federatedUri } from './names.js';
 import type { SessionActivity } from './session-activity.js';
 import type { SessionIds } from './session-ids.js';
@@ -251,16 +251,31 @@ export class Sessions implements SessionOwner {
   }
 
   /**
-   * An upstream's log message goes to the sessions of this node that see its server and listen: a call to it in flight,
-   * or a notification stream open. The upstream connection is the node's, shared by its sessions: each of them gets it.
+   * An upstream's log message goes to the sessions of this node that see its server: those with a call to it in flight
+   * when there are (the message is most likely of one of those calls: the upstream connection is the node's, shared by
+   * its sessions, and does not say which call a message belongs to), else those with a notification stream open.
    */
   private relayLog(server: string, params: LoggingMessageNotification['params']): void {
+    const calling: McpSession[] = [];
+    const listening: McpSession[] = [];
     for (const s of this.byId.values()) {
       const p = s.protocol;
-      if (!p?.caller || (s.streams === 0 && ![...p.calls.values()].includes(server))) continue;
-      if (!this.federation.sees(p.caller, server)) continue;
-      p.relayLog(server, params, s.logLevel);
+      if (!p?.caller) continue;
+      if ([...p.calls.values()].includes(server)) calling.push(s);
+      else if (s.streams > 0) listening.push(s);
     }
+    for (const s of calling.length > 0 ? calling : listening) {
+      const p = s.protocol!;
+      if (this.federation.sees(p.caller!, server)) p.relayLog(server, params, s.logLevel);
+    }
+  }
+
+  upstreamLogLevel(): LoggingLevel | undefined {
+    let most: LoggingLevel | undefined;
+    for (const s of this.byId.values()) {
+      if (s.logLevel !== undefined && (most === undefined || LOG_LEVELS.indexOf(s.logLevel) < LOG_LEVELS.indexOf(most))) most = s.logLevel;
+    }
+    return most;
   }
 
   /** A resource changed: the sessions of this node subscribed to it are told on their notification stream. */
