@@ -67,3 +67,27 @@ test('each tools/call is an execute_tool span in the OpenTelemetry trace of its 
   expect(attr(span, 'agentgw.mcp.server')).toBe('local');
   expect(attr(span, 'gen_ai.conversation.id')).toBe('otel-tools-1');
 });
+
+test("a call the tool rules denied carries the decision, the rule and the reason as an event of its span", async () => {
+  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  await admin.call('PUT', '/policies/no-echo', { tenant_id: 'acme', tool_rules: [{ tools: ['local/echo'], when: { text: 'secret*' }, action: 'deny', reason: 'no secrets' }] });
+  const agent = await admin.agent('acme', 'guarded', 'no-echo');
+  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${agent.api_key}`, 'x-agent-trace-id': 'otel-tools-2' } },
+  });
+  const client = new Client({ name: 't', version: '1' });
+  await client.connect(transport);
+  await client.callTool({ name: 'local__echo', arguments: { text: 'secret plans' } });
+  await client.close();
+  const span = await eventually(() => spans().find((s) => s.traceId === otelTraceId('acme', 'otel-tools-2')), 10_000, 'the execute_tool span') as OtlpSpan & {
+    events?: Array<{ name: string; attributes: OtlpSpan['attributes'] }>;
+  };
+  expect(attr(span, 'error.type')).toBe('tool_denied');
+  const event = span.events?.find((e) => e.name === 'agentgw.tool_call');
+  const eventAttr = (key: string) => Object.values(event?.attributes.find((a) => a.key === key)?.value ?? {})[0];
+  expect(eventAttr('gen_ai.tool.name')).toBe('local/echo');
+  expect(eventAttr('agentgw.tool.decision')).toBe('denied');
+  expect(eventAttr('agentgw.tool.rule.policy_id')).toBe('no-echo');
+  expect(Number(eventAttr('agentgw.tool.rule.index'))).toBe(1);
+  expect(eventAttr('agentgw.tool.reason')).toBe('no secrets');
+});

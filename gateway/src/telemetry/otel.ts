@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type IdGenerator } from '@opentelemetry/sdk-trace-base';
@@ -78,23 +78,7 @@ export class GenAiSpans {
       },
       ROOT_CONTEXT,
     );
-    // The calls the answer proposed, as the tool rules decided them: one event each.
-    if (r.tool_calls) {
-      for (const c of r.tool_calls) {
-        span.addEvent(
-          'agentgw.tool_call',
-          {
-            'gen_ai.tool.call.id': c.id,
-            'gen_ai.tool.name': c.name,
-            'agentgw.tool.decision': c.decision,
-            ...(c.rule ? { 'agentgw.tool.rule.policy_id': c.rule.policy_id, 'agentgw.tool.rule.index': c.rule.index } : {}),
-            ...(c.reason !== null ? { 'agentgw.tool.reason': c.reason } : {}),
-            'agentgw.tool.wait_ms': c.wait_ms,
-          },
-          start + r.latency_ms,
-        );
-      }
-    }
+    toolCallEvents(span, r, start + r.latency_ms);
     if (r.error_code) span.setStatus({ code: SpanStatusCode.ERROR, message: r.error_code });
     span.end(start + r.latency_ms);
   }
@@ -127,11 +111,31 @@ export class GenAiSpans {
       },
       ROOT_CONTEXT,
     );
+    // How the tool rules decided the call, as a model step's calls are told.
+    toolCallEvents(span, r, start + r.latency_ms);
     if (r.error_code) span.setStatus({ code: SpanStatusCode.ERROR, message: r.error_code });
     span.end(start + r.latency_ms);
   }
 
   async close(): Promise<void> {
     await this.provider.shutdown();
+  }
+}
+
+/** The calls a step's tool rules decided (a model's proposed calls, or an MCP call): one `agentgw.tool_call` event each. */
+function toolCallEvents(span: Span, r: UsageRecord, at: number): void {
+  for (const c of r.tool_calls ?? []) {
+    span.addEvent(
+      'agentgw.tool_call',
+      {
+        'gen_ai.tool.call.id': c.id,
+        'gen_ai.tool.name': c.name,
+        'agentgw.tool.decision': c.decision,
+        ...(c.rule ? { 'agentgw.tool.rule.policy_id': c.rule.policy_id, 'agentgw.tool.rule.index': c.rule.index } : {}),
+        ...(c.reason !== null ? { 'agentgw.tool.reason': c.reason } : {}),
+        'agentgw.tool.wait_ms': c.wait_ms,
+      },
+      at,
+    );
   }
 }
