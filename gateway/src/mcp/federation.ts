@@ -35,6 +35,9 @@ import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
 
+/** How long a client's initialize waits for the upstreams to connect, to advertise what they offer. */
+const CAPABILITIES_WAIT_MS = 2_000;
+
 /** Where a tool's price is shown to agents (USD per call), beside the server's own `_meta`. */
 const PRICE_META_KEY = 'agentgw/price_usd';
 
@@ -80,7 +83,15 @@ export class Federation {
    */
   async capabilities(connect: boolean): Promise<ServerCapabilities> {
     const servers = this.upstreams.all();
-    if (connect) await Promise.allSettled(servers.map((u) => u.connection()));
+    if (connect) {
+      // A server slow to connect does not hold the client's initialize longer than this: it counts once connected.
+      let timer: NodeJS.Timeout | undefined;
+      const patience = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CAPABILITIES_WAIT_MS);
+      });
+      await Promise.race([Promise.allSettled(servers.map((u) => u.connection())), patience]);
+      clearTimeout(timer);
+    }
     const caps: ServerCapabilities = {};
     for (const u of servers) {
       const c = u.capabilities;
