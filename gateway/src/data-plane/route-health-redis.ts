@@ -30,7 +30,8 @@ export class RedisCooldowns {
     this.redis
       .multi()
       .hset(this.key, id, String(until))
-      .pexpire(this.key, Math.max(1_000, until - Date.now()) + 60_000)
+      // Longer than any cooldown (Retry-After is capped at an hour): ended ones are skipped when read.
+      .pexpire(this.key, 2 * 3_600_000)
       .exec()
       .catch(() => undefined);
   }
