@@ -11,7 +11,7 @@ import { currentAgent } from '../policy/auth.js';
 import type { PolicyView } from '../policy/policy-view.js';
 import { type GenerationCache, type Snapshot, stoppedTraceKey } from '../storage/snapshot.js';
 import { checkModelId } from './model-id.js';
-import type { RequestContext } from './request-context.js';
+import { type RequestContext, releaseHeldTarget } from './request-context.js';
 import { type Router, type Target, attemptOrder } from './router.js';
 
 export interface DataPlaneDeps {
@@ -160,6 +160,12 @@ export async function withFallback<T>(ctx: RequestContext, targets: PricedTarget
       continue;
     }
     h.succeeded(Date.now() - now);
+    if (ctx.stream) {
+      // A stream stays in flight until it is relayed to its end.
+      releaseHeldTarget(ctx);
+      h.inFlight++;
+      ctx.heldTarget = h;
+    }
     return { result, target: t };
   }
   throw last;

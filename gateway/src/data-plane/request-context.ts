@@ -2,6 +2,7 @@ import type { PiiType } from '../contract/index.js';
 import type { EffectivePolicy } from '../policy/effective-policy.js';
 import type { Endpoint } from '../policy/policy-view.js';
 import type { StoredAgent } from '../storage/store.js';
+import type { TargetHealth } from './route-health.js';
 
 /** What the data plane knows about one request as it moves through the checks. */
 export interface RequestContext {
@@ -27,4 +28,15 @@ export interface RequestContext {
   capturedBody?: string;
   /** Tokens admission counted for the request, charged against a target's own tpm when it is tried. */
   routeTokens?: number;
+  /** The target a stream is relayed from: counted in flight until the request ends (see V1Server.dispatch). */
+  heldTarget?: TargetHealth;
+}
+
+/** The request ended: the target its stream came from has one request fewer in flight. */
+export function releaseHeldTarget(ctx: RequestContext): void {
+  const h = ctx.heldTarget;
+  if (h !== undefined) {
+    ctx.heldTarget = undefined;
+    h.inFlight--;
+  }
 }

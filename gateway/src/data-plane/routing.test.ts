@@ -11,6 +11,8 @@ const mode: Record<string, Mode> = {};
 const hits: Record<string, number> = {};
 /** The keys a key pool's requests came with, in order. */
 const poolKeys: string[] = [];
+/** Ends the stream the `held` upstream keeps open after its first chunk. */
+let endHeld: (() => void) | undefined;
 const COMPLETION = { id: 'c1', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } };
 const CHUNK = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'fine' }, finish_reason: null }] };
 
@@ -18,7 +20,7 @@ let upstream: Server;
 let gw: TestGateway;
 let key: string;
 let admin: ReturnType<typeof adminClient>;
-const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'only2', 'sa', 'sb'];
+const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'only2', 'sa', 'sb', 'held'];
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
@@ -37,6 +39,12 @@ beforeAll(async () => {
       if (m === '500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
       if (m === 'reset') return void req.socket.destroy();
       if (m === 'hang') return;
+      if (JSON.parse(body).stream && name === 'held') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify(CHUNK)}\n\n`);
+        endHeld = () => res.end('data: [DONE]\n\n');
+        return;
+      }
       if (JSON.parse(body).stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         return void res.end(`data: ${JSON.stringify(CHUNK)}\n\ndata: [DONE]\n\n`);
@@ -61,6 +69,7 @@ beforeAll(async () => {
         'reset-first': ['rst/m', 'spare/m'],
         lonely: ['only/m', 'only2/m'],
         single: ['only/m'],
+        busy: { strategy: 'least_busy', targets: ['held/m', 'spare/m'] },
         streams: ['sb/m', 'spare/m'],
         pooled: ['pool/m', 'spare/m'],
         'slow-first': ['slow/m', 'spare/m'],
@@ -140,6 +149,25 @@ describe('routing over several targets', () => {
     mode.slow = 'hang';
     for (let i = 0; i < 4; i++) expect((await chat('slow-first')).status).toBe(200);
     expect(hits).toEqual({ slow: 1, spare: 4 });
+  });
+
+  test('least_busy: a stream counts in flight until it ends, so the next request goes to the idle target', async () => {
+    const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'busy', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('fine');
+    expect(JSON.parse((await chat('busy')).text).model).toBe('spare');
+    const health = () => gw.runtime.dataPlane.router.health.of('held/m').inFlight;
+    expect(health()).toBe(1);
+    endHeld!();
+    while (!(await reader.read()).done);
+    // The request's end is recorded just after its last byte.
+    for (let i = 0; i < 50 && health() !== 0; i++) await sleep(10);
+    expect(health()).toBe(0);
+    expect(hits).toEqual({ held: 1, spare: 1 });
   });
 
   test('a stream fails over before its first byte', async () => {

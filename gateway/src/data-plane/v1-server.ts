@@ -19,7 +19,7 @@ import { responses } from './dialects/responses/responses.js';
 import { deleteResponse, getResponse, listInputItems } from './dialects/responses/stored-responses.js';
 import { type Exchange, sendJson } from './exchange.js';
 import { parseReceivedJson } from '../json/parse-received.js';
-import type { RequestContext } from './request-context.js';
+import { type RequestContext, releaseHeldTarget } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
 const NOT_FOUND =
@@ -354,14 +354,18 @@ export class V1Server {
             : which === 'responses'
               ? responses(this.dp, ex, body)
               : embeddings(this.dp, ex, body);
-    run.catch((e: unknown) => {
-      try {
-        // Counting tokens is no model call: its failures are answered, not recorded.
-        this.fail(which === 'count_tokens' ? undefined : ex.ctx, ex.ctx, ex.res, tooDeepToProcess(e, body) ?? e);
-      } catch (bug) {
-        this.log?.error({ err: bug }, 'failed to answer an error');
-        ex.res.destroy();
-      }
-    });
+    run.then(
+      () => releaseHeldTarget(ex.ctx),
+      (e: unknown) => {
+        releaseHeldTarget(ex.ctx);
+        try {
+          // Counting tokens is no model call: its failures are answered, not recorded.
+          this.fail(which === 'count_tokens' ? undefined : ex.ctx, ex.ctx, ex.res, tooDeepToProcess(e, body) ?? e);
+        } catch (bug) {
+          this.log?.error({ err: bug }, 'failed to answer an error');
+          ex.res.destroy();
+        }
+      },
+    );
   }
 }
