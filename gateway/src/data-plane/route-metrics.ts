@@ -16,7 +16,7 @@ export function registerRouteMetrics(registry: Registry, board: HealthBoard): vo
       },
     });
   gauge('agentgw_route_target_cooling_down', '1 while the target is cooling down after failures or probed once, else 0.', (h, now) => (h.state(now) === 'healthy' ? 0 : 1));
-  gauge('agentgw_route_target_in_flight', 'Requests in flight to the target (until its answer starts).', (h) => Math.max(0, h.inFlight));
+  gauge('agentgw_route_target_in_flight', 'Requests in flight to the target (a stream until it ends).', (h) => Math.max(0, h.inFlight));
   gauge('agentgw_route_target_latency_ms', 'Recent time to the target answer in ms (weighted to the latest calls).', (h) => (Number.isNaN(h.latencyMs) ? 0 : h.latencyMs));
   gauge('agentgw_route_target_error_rate', 'Recent share of failed attempts on the target (0..1).', (h) => h.errorRate);
   gauge('agentgw_route_target_cooldown_seconds', 'Seconds left of the target cooldown (0 when none).', (h, now) => Math.max(0, (h.cooldownUntil - now) / 1000));
