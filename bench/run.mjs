@@ -8,7 +8,7 @@ import { cpuTimeMs, forkServer, killChildren, launcherLine, memoryOf, sampleMemo
 import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
 import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
 import { evaluate, renderTable } from './lib/report.mjs';
-import { SLOW_MODEL, TRACE_MODE } from './lib/workload.mjs';
+import { ROUTING_MODELS, SLOW_MODEL, TRACE_MODE, chatBody } from './lib/workload.mjs';
 import { AGENT_GATEWAY_CONFIG, AGENT_POLICY, agentWorkloads, proveAgentAnswers } from './lib/agent-workload.mjs';
 
 const env = (name, fallback) => {
@@ -29,7 +29,7 @@ const config = {
   sequentialWarmup: env('BENCH_SEQUENTIAL_WARMUP', 300),
   ttfbSamples: env('BENCH_TTFB_SAMPLES', 300),
   slowChunkMs: env('BENCH_SLOW_CHUNK_MS', 10),
-  phases: (process.env.BENCH_PHASES ?? 'load,agent,latency,ttfb').split(',').map((s) => s.trim()),
+  phases: (process.env.BENCH_PHASES ?? 'load,agent,routing,latency,ttfb').split(',').map((s) => s.trim()),
   /** Measured seconds per target, workload and mode in the agent phase. */
   agentSeconds: env('BENCH_AGENT_SECONDS', 6),
   /** 1: the load phase also measures the accounted proxy (accounted-proxy.mjs), between the bare proxy and the gateway. */
@@ -77,8 +77,11 @@ async function startAll() {
         openai: { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
         'openai-slow': { type: 'openai', base_url: `${mock.url}/slow/v1`, api_key: 'sk-bench' },
         anthropic: { type: 'anthropic', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
+        // Three more deployments of the same model, for the routing phase's weighted alias.
+        ...Object.fromEntries(['b', 'c', 'd'].map((k) => [`openai-${k}`, { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' }])),
       },
       ...AGENT_GATEWAY_CONFIG,
+      models: { ...AGENT_GATEWAY_CONFIG.models, ...ROUTING_MODELS },
       log_level: 'warn',
     }),
   );
@@ -99,7 +102,7 @@ async function loadPhase(targets, stream, workload = {}, seconds = config.second
   for (let round = 0; round < rounds; round++) {
     const order = targets.map((_, i) => targets[(i + round) % targets.length]);
     for (const t of order) {
-      const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections, ...workload };
+      const base = { url: t.url, apiKey: t.apiKey, stream, connections: config.connections, ...workload, ...(t.body ? { body: t.body } : {}) };
       if (round === 0 && config.warmupSeconds > 0) {
         log(`load ${mode} -> ${t.name}: warm-up`);
         const w = await load({ ...base, seconds: config.warmupSeconds });
@@ -193,6 +196,17 @@ async function main() {
         };
       }
     }
+  }
+  if (config.phases.includes('routing')) {
+    // The same chat load on the gateway through an alias of one target and an alias of four weighted targets: the
+    // difference in CPU per request is what choosing among targets costs.
+    const routed = (name, model) => ({ ...targets.find((t) => t.name === 'gateway'), name, body: ({ stream }) => chatBody({ stream, model }) });
+    const runs = await loadPhase([routed('single', 'bench-single'), routed('weighted', 'bench-weighted-4')], false);
+    results.routing = {
+      single: runs.single,
+      weighted: runs.weighted,
+      routingCostUsPerRequest: runs.weighted.cpuUsPerRequest - runs.single.cpuUsPerRequest,
+    };
   }
   if (config.phases.includes('latency')) {
     log(`latency, one request in flight: ${config.sequentialSamples} per target`);

@@ -6,7 +6,7 @@ export const POLICY = {
   tenant_id: 'bench',
   monthly_budget: 1_000_000,
   daily_budget: 100_000,
-  allowed_models: ['openai/gpt-4o*', 'openai-slow/gpt-4o*'],
+  allowed_models: ['openai/gpt-4o*', 'openai-slow/gpt-4o*', 'openai-b/gpt-4o*', 'openai-c/gpt-4o*', 'openai-d/gpt-4o*'],
   rules: {
     pii: 'block',
     retry_block: { max_repeats: 3, window_seconds: 300 },

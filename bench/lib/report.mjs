@@ -111,6 +111,16 @@ export function renderTable(results) {
       lines.push(`  (responses: recorded Codex requests, 10 tools, the conversation resent whole as Codex does, ${runs}, steps 0-49; KB is the mean)`);
     }
   }
+  if (results.routing) {
+    const r = results.routing;
+    lines.push('');
+    lines.push(`Routing: non-streaming chat load on the gateway, ${c.connections} connections, ${c.seconds} s per alias`);
+    lines.push(`  ${pad('alias', 31)}${lpad('req/s', 10)}${lpad('p50 ms', 9)}${lpad('CPU us/req', 12)}`);
+    for (const [name, label] of [['single', 'one target'], ['weighted', '4 weighted targets']]) {
+      lines.push(`  ${pad(label, 31)}${lpad(num(r[name].requestsPerSec, 0), 10)}${lpad(num(r[name].p50Ms, 2), 9)}${lpad(num(r[name].cpuUsPerRequest, 1), 12)}`);
+    }
+    lines.push(`  ${pad('routing cost, us per request', 31)}${lpad(num(r.routingCostUsPerRequest, 1), 31)}`);
+  }
   const sequential = (title, block, addedLabel) => {
     lines.push('');
     lines.push(title);

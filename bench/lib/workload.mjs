@@ -4,6 +4,19 @@ import { randomUUID } from 'node:crypto';
 export const MODEL = 'openai/gpt-4o-mini';
 /** The provider whose upstream path streams its first chunk at once and the rest later (see mock-upstream.mjs). */
 export const SLOW_MODEL = 'openai-slow/gpt-4o-mini';
+/** The routing phase's aliases: one target, and four deployments weighted 4:3:2:1 (providers openai, openai-b, -c, -d). */
+export const ROUTING_MODELS = {
+  'bench-single': [MODEL],
+  'bench-weighted-4': {
+    strategy: 'weighted',
+    targets: [
+      { model: MODEL, weight: 4 },
+      { model: 'openai-b/gpt-4o-mini', weight: 3 },
+      { model: 'openai-c/gpt-4o-mini', weight: 2 },
+      { model: 'openai-d/gpt-4o-mini', weight: 1 },
+    ],
+  },
+};
 
 /** Requests per trace id: an agent run of a few dozen steps, so trace counters grow as they would in use. */
 export const STEPS_PER_TRACE = 50;
