@@ -29,7 +29,7 @@ import type { GenerationCache } from '../storage/snapshot.js';
 import type { StoredAgent } from '../storage/store.js';
 import type { DataPlane } from '../data-plane/data-plane.js';
 import type { McpMetrics } from './mcp-metrics.js';
-import { federatedName, federatedPromptResult, federatedUri, policyToolName, splitFederatedName, splitFederatedUri } from './names.js';
+import { federatedUri, type Naming, namingOf, policyToolName, splitFederatedUri } from './names.js';
 import { refusedRequest, unknownName } from './refusal.js';
 import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
 import type { Upstream } from './upstream.js';
@@ -81,8 +81,9 @@ export class Federation {
    * What /mcp offers besides tools, resources and prompts: logging, when some server offers it (as connected now; with
    * `connect`, every server is connected first, as for a client's initialize).
    */
-  async capabilities(connect: boolean): Promise<ServerCapabilities> {
-    const servers = this.upstreams.all();
+  async capabilities(connect: boolean, scope?: string): Promise<ServerCapabilities> {
+    const naming = namingOf(scope);
+    const servers = this.upstreams.all().filter((u) => naming.serves(u.name));
     if (connect) {
       // A server slow to connect does not hold the client's initialize longer than this: it counts once connected.
       let timer: NodeJS.Timeout | undefined;
@@ -106,7 +107,8 @@ export class Federation {
   async complete(caller: McpCaller, params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
     const eff = this.policiesOf(caller);
     const ref = params.ref;
-    const split = ref.type === 'ref/prompt' ? splitFederatedName(ref.name) : splitFederatedUri(ref.uri);
+    const naming = namingOf(caller.scope);
+    const split = ref.type === 'ref/prompt' ? naming.splitName(ref.name) : naming.splitUri(ref.uri);
     const upstream = split ? this.upstreams.get(split.server) : undefined;
     const kind = ref.type === 'ref/prompt' ? 'prompt' : 'resource';
     const name = ref.type === 'ref/prompt' ? ref.name : ref.uri;
@@ -124,11 +126,12 @@ export class Federation {
   }
 
   /** resources/subscribe: the upstream is subscribed (once per node) and the session noted. */
-  async subscribe(caller: McpCaller, uri: string, signal?: AbortSignal): Promise<void> {
+  async subscribe(caller: McpCaller, asked: string, signal?: AbortSignal): Promise<void> {
     const eff = this.policiesOf(caller);
-    const split = splitFederatedUri(uri);
+    const split = namingOf(caller.scope).splitUri(asked);
     const upstream = split ? this.upstreams.get(split.server) : undefined;
-    if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('resource', uri);
+    if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('resource', asked);
+    const uri = federatedUri(upstream.name, split.uri);
     let set = this.subscribers.get(uri);
     if (!set) {
       await this.upstreamCall(() => upstream.request((c, o) => c.subscribeResource({ uri: split.uri }, o), signal));
@@ -156,7 +159,8 @@ export class Federation {
   /** logging/setLevel: the level is set on every server the caller sees that offers logging (those that fail are skipped). */
   async setLoggingLevel(caller: McpCaller, level: LoggingLevel, signal?: AbortSignal): Promise<void> {
     const eff = this.policiesOf(caller);
-    const servers = this.upstreams.all().filter((u) => serverVisible(eff.policies, u.name));
+    const naming = namingOf(caller.scope);
+    const servers = this.upstreams.all().filter((u) => naming.serves(u.name) && serverVisible(eff.policies, u.name));
     await Promise.allSettled(servers.map(async (u) => {
       await u.connection();
       if (u.capabilities?.logging) await u.request((c, o) => c.setLoggingLevel(level, o), signal);
@@ -166,7 +170,7 @@ export class Federation {
   /** Whether the caller sees the server (some allowed_tools glob names it). */
   sees(caller: McpCaller, server: string): boolean {
     try {
-      return serverVisible(this.effective(currentAgent(caller.agent, this.dp.snapshot), caller.headerPolicyId).policies, server);
+      return namingOf(caller.scope).serves(server) && serverVisible(this.effective(currentAgent(caller.agent, this.dp.snapshot), caller.headerPolicyId).policies, server);
     } catch {
       return false;
     }
@@ -175,7 +179,8 @@ export class Federation {
   /** The tools the policies allow, from every server that answers. */
   async listTools(caller: McpCaller): Promise<ListToolsResult> {
     const eff = this.policiesOf(caller);
-    return { tools: allowedTools(eff, await this.upstreams.tools()) };
+    const naming = namingOf(caller.scope);
+    return { tools: allowedTools(eff, naming, (await this.upstreams.tools()).filter((c) => naming.serves(c.upstream.name))) };
   }
 
   /**
@@ -189,23 +194,27 @@ export class Federation {
     } catch {
       return null;
     }
-    const cached = this.upstreams.all().map((upstream) => ({ upstream, tools: upstream.cachedTools ?? [] }));
-    return signature(allowedTools(eff, cached).map((t) => t.name));
+    const naming = namingOf(caller.scope);
+    const cached = this.upstreams.all().filter((u) => naming.serves(u.name)).map((upstream) => ({ upstream, tools: upstream.cachedTools ?? [] }));
+    return signature(allowedTools(eff, naming, cached).map((t) => t.name));
   }
 
   /** The servers whose resources and prompts the caller sees (named by some allowed_tools glob of every policy). */
   visibleServers(caller: McpCaller): string | null {
     try {
       const eff = this.effective(currentAgent(caller.agent, this.dp.snapshot), caller.headerPolicyId);
-      return signature(this.upstreams.all().filter((u) => serverVisible(eff.policies, u.name)).map((u) => u.name));
+      const naming = namingOf(caller.scope);
+      return signature(this.upstreams.all().filter((u) => naming.serves(u.name) && serverVisible(eff.policies, u.name)).map((u) => u.name));
     } catch {
       return null;
     }
   }
 
   /** Visible servers that are connected (or connect now) and offer `what`; one that cannot be reached is left out. */
-  private async offering(eff: EffectivePolicy, what: 'resources' | 'prompts'): Promise<Upstream[]> {
-    const visible = this.upstreams.all().filter((u) => serverVisible(eff.policies, u.name));
+  private async offering(caller: McpCaller, what: 'resources' | 'prompts'): Promise<Upstream[]> {
+    const eff = this.policiesOf(caller);
+    const naming = namingOf(caller.scope);
+    const visible = this.upstreams.all().filter((u) => naming.serves(u.name) && serverVisible(eff.policies, u.name));
     const ready = await Promise.allSettled(visible.map((u) => u.connection()));
     return visible.filter((u, i) => ready[i]!.status === 'fulfilled' && u.offers(what));
   }
@@ -219,61 +228,63 @@ export class Federation {
   }
 
   async listResources(caller: McpCaller): Promise<ListResourcesResult> {
-    const servers = await this.offering(this.policiesOf(caller), 'resources');
+    const servers = await this.offering(caller, 'resources');
     const resources = await this.fromEach<Resource, Resource>(
       servers,
       (u) => u.listAll(async (c, cursor, o) => {
         const r = await c.listResources(cursor ? { cursor } : undefined, o);
         return { items: r.resources, nextCursor: r.nextCursor };
       }),
-      (u, r) => ({ ...r, uri: federatedUri(u.name, r.uri) }),
+      (u, r) => ({ ...r, uri: namingOf(caller.scope).uri(u.name, r.uri) }),
     );
     return { resources };
   }
 
   async listResourceTemplates(caller: McpCaller): Promise<ListResourceTemplatesResult> {
-    const servers = await this.offering(this.policiesOf(caller), 'resources');
+    const servers = await this.offering(caller, 'resources');
     const resourceTemplates = await this.fromEach<ResourceTemplate, ResourceTemplate>(
       servers,
       (u) => u.listAll(async (c, cursor, o) => {
         const r = await c.listResourceTemplates(cursor ? { cursor } : undefined, o);
         return { items: r.resourceTemplates, nextCursor: r.nextCursor };
       }),
-      (u, t) => ({ ...t, uriTemplate: federatedUri(u.name, t.uriTemplate) }),
+      (u, t) => ({ ...t, uriTemplate: namingOf(caller.scope).uri(u.name, t.uriTemplate) }),
     );
     return { resourceTemplates };
   }
 
   async readResource(caller: McpCaller, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
     const eff = this.policiesOf(caller);
-    const split = splitFederatedUri(uri);
+    const naming = namingOf(caller.scope);
+    const split = naming.splitUri(uri);
     const upstream = split ? this.upstreams.get(split.server) : undefined;
     if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('resource', uri);
     const r = await this.upstreamCall(() => upstream.request((c, o) => c.readResource({ uri: split.uri }, o), signal));
-    const contents = r.contents.map((c) => ({ ...c, uri: federatedUri(upstream.name, c.uri) }));
+    const contents = r.contents.map((c) => ({ ...c, uri: naming.uri(upstream.name, c.uri) }));
     return redactToolResult(eff.policies, { ...r, contents }).result;
   }
 
   async listPrompts(caller: McpCaller): Promise<ListPromptsResult> {
-    const servers = await this.offering(this.policiesOf(caller), 'prompts');
+    const servers = await this.offering(caller, 'prompts');
     const prompts = await this.fromEach<Prompt, Prompt>(
       servers,
       (u) => u.listAll(async (c, cursor, o) => {
         const r = await c.listPrompts(cursor ? { cursor } : undefined, o);
         return { items: r.prompts, nextCursor: r.nextCursor };
       }),
-      (u, p) => ({ ...p, name: federatedName(u.name, p.name) }),
+      (u, p) => ({ ...p, name: namingOf(caller.scope).name(u.name, p.name) }),
     );
     return { prompts };
   }
 
   async getPrompt(caller: McpCaller, name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
     const eff = this.policiesOf(caller);
-    const split = splitFederatedName(name);
+    const naming = namingOf(caller.scope);
+    const split = naming.splitName(name);
     const upstream = split ? this.upstreams.get(split.server) : undefined;
     if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('prompt', name);
     const r = await this.upstreamCall(() => upstream.request((c, o) => c.getPrompt({ name: split.name, arguments: args }, o), signal));
-    return redactToolResult(eff.policies, federatedPromptResult(upstream.name, r)).result;
+    return redactToolResult(eff.policies, naming.promptResult(upstream.name, r)).result;
   }
 
   /** An upstream that cannot be reached fails a read or a prompt with a JSON-RPC error naming upstream_unavailable. */
@@ -287,14 +298,14 @@ export class Federation {
   }
 }
 
-/** The tools every policy allows, named `<server>__<tool>`, with their price (if any) in `_meta`. */
-function allowedTools(eff: EffectivePolicy, catalog: Array<{ upstream: Upstream; tools: Tool[] }>): Tool[] {
+/** The tools every policy allows, named as the endpoint names them (`<server>__<tool>` on /mcp), with their price (if any) in `_meta`. */
+function allowedTools(eff: EffectivePolicy, naming: Naming, catalog: Array<{ upstream: Upstream; tools: Tool[] }>): Tool[] {
   const out: Tool[] = [];
   for (const { upstream, tools } of catalog) {
     for (const t of tools) {
       if (policyRefusingTool(eff.policies, policyToolName(upstream.name, t.name))) continue;
       const price = upstream.priceOf(t.name);
-      out.push({ ...t, name: federatedName(upstream.name, t.name), ...(price > 0 ? { _meta: { ...t._meta, [PRICE_META_KEY]: price } } : {}) });
+      out.push({ ...t, name: naming.name(upstream.name, t.name), ...(price > 0 ? { _meta: { ...t._meta, [PRICE_META_KEY]: price } } : {}) });
     }
   }
   return out;

@@ -51,6 +51,8 @@ export interface McpFrontDeps {
   log?: ErrorLog;
   /** Origin and Host validation (mcp.allowed_origins). */
   origins?: OriginCheck;
+  /** Whether a server of that name is configured (served alone at /mcp/<server>). */
+  hasServer?(name: string): boolean;
 }
 
 export class McpFront {
@@ -90,13 +92,18 @@ export class McpFront {
     const m = snapshot.maintenance;
     if (m.enabled) throw new AgentgwError('maintenance', m.message ? `The gateway is in maintenance: ${m.message}` : 'The gateway is in maintenance: retry later.', { headers: { 'retry-after': '60' } });
     const path = (req.url ?? '').split('?')[0]!;
-    if (path !== PATH && path !== `${PATH}/`) {
+    const scope = scopeOf(path);
+    if (scope === null) {
       req.resume();
-      throw new AgentgwError('route_not_found', `No route ${req.method} ${path}: the MCP endpoint is ${PATH} (POST, GET and DELETE, Streamable HTTP).`);
+      throw new AgentgwError('route_not_found', `No route ${req.method} ${path}: the MCP endpoints are ${PATH} (every server) and ${PATH}/<server> (one server) (POST, GET and DELETE, Streamable HTTP).`);
     }
     // Before auth: a page of another origin learns nothing, not even whether a key is valid.
     this.deps.origins?.check(one(h.origin), one(h.host));
     const agent = authenticateAgent(one(h.authorization), this.deps.hasher, snapshot);
+    if (scope !== undefined && !this.deps.hasServer?.(scope)) {
+      req.resume();
+      throw new AgentgwError('route_not_found', `No MCP server named "${scope.slice(0, 64)}" is configured: use ${PATH} for every server, or ${PATH}/<server> with a name GET /api/mcp/servers lists.`);
+    }
     const named = this.namedTrace(req);
     const headerPolicyId = one(h['x-agent-policy']);
     if (headerPolicyId !== undefined && !ID_PATTERN.test(headerPolicyId)) {
@@ -117,16 +124,16 @@ export class McpFront {
         jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first).', {}, requestIdOf(body));
         return;
       }
-      session = await sessions.create(agent.id, body.params?.protocolVersion);
+      session = await sessions.create(agent.id, body.params?.protocolVersion, scope);
     } else {
-      session = await sessions.find(sid, agent.id);
+      session = await sessions.find(sid, agent.id, scope);
       if (!session) {
         jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session.', {}, requestIdOf(body));
         return;
       }
     }
     try {
-      const caller: McpCaller = { agent, headerPolicyId, traceId: named ?? session.id, sessionId: session.id };
+      const caller: McpCaller = { agent, headerPolicyId, traceId: named ?? session.id, sessionId: session.id, ...(scope !== undefined ? { scope } : {}) };
       const response = await session.handle(toWebRequest(req), body, caller);
       const stream = req.method === 'GET' && response.status === 200;
       if (stream) sessions.streamOpened(session);
@@ -195,6 +202,18 @@ export class McpFront {
 }
 
 const NOT_JSON = Symbol('not json');
+
+/** The endpoint a path names: undefined for /mcp (every server), the server's name for /mcp/<server>, null for anything else. */
+function scopeOf(path: string): string | undefined | null {
+  if (path === PATH || path === `${PATH}/`) return undefined;
+  const rest = path.slice(PATH.length + 1).replace(/\/$/, '');
+  if (rest === '' || rest.includes('/')) return null;
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return null;
+  }
+}
 
 /** The request as the SDK's web-standard transport reads it: method and headers (the body is handed over parsed). */
 function toWebRequest(req: IncomingMessage): Request {

@@ -52,6 +52,7 @@ export class McpGateway {
     const log = opts.log?.error ? (opts.log as ErrorLog) : undefined;
     this.front = new McpFront({ snapshot: dp.snapshot, hasher: dp.hasher, sessions: async () => (await this.load()).sessions, bodyLimit: opts.bodyLimit, log,
       origins: new OriginCheck({ allowedOrigins: opts.allowedOrigins ?? [], loopbackListen: opts.loopbackListen ?? false }),
+      hasServer: (name) => Object.hasOwn(opts.servers, name),
     });
     // With servers configured, /mcp will be used: load it now, off the start-up path.
     if (Object.keys(opts.servers).length > 0) void this.load().catch(() => undefined);

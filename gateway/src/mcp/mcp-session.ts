@@ -32,7 +32,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { VERSION } from '../version.js';
 import type { Federation } from './federation.js';
-import { splitFederatedName } from './names.js';
+import { federatedUri, namingOf } from './names.js';
 import { SessionIds } from './session-ids.js';
 import type { McpCaller } from './tool-call.js';
 
@@ -118,8 +118,10 @@ export class SessionProtocol {
         await federation.subscribe(callerOf(extra), req.params.uri, extra.signal);
         return {};
       });
-      s.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
-        await federation.unsubscribe(id, req.params.uri);
+      s.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
+        // Subscriptions are held under the federated URI, whichever endpoint named the resource.
+        const split = namingOf(callerOf(extra).scope).splitUri(req.params.uri);
+        await federation.unsubscribe(id, split ? federatedUri(split.server, split.uri) : req.params.uri);
         return {};
       });
     }
@@ -135,7 +137,7 @@ export class SessionProtocol {
       return result;
     });
     s.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-      const server = splitFederatedName(req.params.name)?.server;
+      const server = namingOf(callerOf(extra).scope).splitName(req.params.name)?.server;
       if (server !== undefined) this.calls.set(extra.requestId, server);
       try {
         return await federation.callTool(callerOf(extra), req.params, (extra as Extra).signal, relayProgress(req.params._meta?.progressToken, extra.sendNotification));
@@ -229,6 +231,8 @@ export class McpSession {
     readonly id: string,
     readonly agentId: string,
     private readonly owner: SessionOwner,
+    /** The one server it serves (a session of /mcp/<server>), else undefined (/mcp). */
+    readonly scope?: string,
   ) {}
 
   /** The SDK objects, while the session holds them. */
@@ -253,7 +257,7 @@ export class McpSession {
 
   /** A new session: its SDK objects are made now and see the client's own initialize. */
   async start(): Promise<void> {
-    const p = this.build(await this.owner.federation.capabilities(true));
+    const p = this.build(await this.owner.federation.capabilities(true, this.scope));
     this.live = p;
     await p.open();
   }
@@ -328,7 +332,7 @@ export class McpSession {
   private wake(): Promise<SessionProtocol> {
     this.waking ??= (async () => {
       // The same capabilities on every node: the upstreams are connected first, as for the client's initialize.
-      const p = this.build(await this.owner.federation.capabilities(true));
+      const p = this.build(await this.owner.federation.capabilities(true, this.scope));
       try {
         await p.open(SessionIds.protocolVersionOf(this.id));
       } catch (e) {

@@ -54,3 +54,57 @@ export function federatedToolResult<R extends { content?: unknown[] }>(server: s
 export function federatedPromptResult<R extends { messages: Array<{ content: unknown }> }>(server: string, r: R): R {
   return { ...r, messages: r.messages.map((m) => ({ ...m, content: federatedItem(server, m.content) })) };
 }
+
+/**
+ * How one endpoint names upstream things: /mcp federates (`<server>__<name>`, `agentgw://<server>/<URI>`), /mcp/<server>
+ * serves one upstream under its own names and URIs.
+ */
+export interface Naming {
+  /** The one server served (/mcp/<server>), else undefined. */
+  readonly scope: string | undefined;
+  name(server: string, name: string): string;
+  splitName(name: string): { server: string; name: string } | null;
+  uri(server: string, uri: string): string;
+  splitUri(uri: string): { server: string; uri: string } | null;
+  toolResult<R extends { content?: unknown[] }>(server: string, r: R): R;
+  promptResult<R extends { messages: Array<{ content: unknown }> }>(server: string, r: R): R;
+  /** Whether the endpoint serves this server at all. */
+  serves(server: string): boolean;
+}
+
+export const FEDERATED: Naming = {
+  scope: undefined,
+  name: federatedName,
+  splitName: splitFederatedName,
+  uri: federatedUri,
+  splitUri: splitFederatedUri,
+  toolResult: federatedToolResult,
+  promptResult: federatedPromptResult,
+  serves: () => true,
+};
+
+const single = new Map<string, Naming>();
+
+/** The naming of /mcp/<server>: the upstream's own names and URIs. */
+export function singleServerNaming(server: string): Naming {
+  let n = single.get(server);
+  if (!n) {
+    n = {
+      scope: server,
+      name: (_s, name) => name,
+      splitName: (name) => (name === '' ? null : { server, name }),
+      uri: (_s, uri) => uri,
+      splitUri: (uri) => (uri === '' ? null : { server, uri }),
+      toolResult: (_s, r) => r,
+      promptResult: (_s, r) => r,
+      serves: (s) => s === server,
+    };
+    single.set(server, n);
+  }
+  return n;
+}
+
+/** The naming of the endpoint a caller reached: /mcp (undefined) or /mcp/<server>. */
+export function namingOf(scope: string | undefined): Naming {
+  return scope === undefined ? FEDERATED : singleServerNaming(scope);
+}

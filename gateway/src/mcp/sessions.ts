@@ -9,7 +9,7 @@ import { LATEST_PROTOCOL_VERSION, type LoggingLevel, type LoggingMessageNotifica
 import type { Snapshot } from '../storage/snapshot.js';
 import type { Federation } from './federation.js';
 import { LOG_LEVELS, McpSession, type SessionOwner } from './mcp-session.js';
-import { federatedUri } from './names.js';
+import { federatedUri, namingOf } from './names.js';
 import type { SessionActivity } from './session-activity.js';
 import type { SessionIds } from './session-ids.js';
 
@@ -31,6 +31,11 @@ export interface SessionLimits {
 /** The protocol version the SDK settles on for what a client asks (as its Server does). */
 export function negotiatedVersion(requested: unknown): string {
   return typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+}
+
+/** Who a session id is signed for: the agent, and the endpoint (/mcp/<server>) when it is not /mcp, so neither opens the other's sessions. */
+function signedFor(agentId: string, scope: string | undefined): string {
+  return scope === undefined ? agentId : `${agentId}\u0000/mcp/${scope}`;
 }
 
 export class Sessions implements SessionOwner {
@@ -63,7 +68,7 @@ export class Sessions implements SessionOwner {
     this.idleMs = Math.min(IDLE_MS, activity.idleMs);
     this.sweepEveryMs = Math.min(60_000, Math.max(WATCH_MS, activity.writeEveryMs));
     federation.upstreams.onLog = (server, params) => this.relayLog(server, params);
-    federation.upstreams.onResourceUpdated = (server, uri) => this.relayUpdated(federatedUri(server, uri));
+    federation.upstreams.onResourceUpdated = (server, uri) => this.relayUpdated(server, uri);
     this.timer = setInterval(() => this.tick(), WATCH_MS);
     this.timer.unref();
   }
@@ -83,10 +88,10 @@ export class Sessions implements SessionOwner {
    * A new session for an initialize request: its id is minted now (the transport hands it out in Mcp-Session-Id).
    * The session is entered: leave() it when the answer has ended.
    */
-  async create(agentId: string, requestedVersion: unknown): Promise<McpSession> {
-    const id = this.ids.mint(agentId, negotiatedVersion(requestedVersion));
+  async create(agentId: string, requestedVersion: unknown, scope?: string): Promise<McpSession> {
+    const id = this.ids.mint(signedFor(agentId, scope), negotiatedVersion(requestedVersion));
     await this.activity.started(id);
-    const session = this.add(id, agentId);
+    const session = this.add(id, agentId, scope);
     session.enter();
     try {
       await session.start();
@@ -103,10 +108,10 @@ export class Sessions implements SessionOwner {
    * re-created from a valid id; null for any other id and for a session that has ended (idle too long, ended by its
    * client, or pushed out by a limit).
    */
-  async find(id: string, agentId: string): Promise<McpSession | null> {
+  async find(id: string, agentId: string, scope?: string): Promise<McpSession | null> {
     let session = this.byId.get(id);
     if (session) {
-      if (session.agentId !== agentId) return null;
+      if (session.agentId !== agentId || session.scope !== scope) return null;
       session.enter();
       let live: boolean;
       try {
@@ -124,13 +129,13 @@ export class Sessions implements SessionOwner {
       if (this.terminated.has(id)) return null;
       let pending = this.restoring.get(id);
       if (!pending) {
-        const version = this.ids.verify(id, agentId);
+        const version = this.ids.verify(id, signedFor(agentId, scope));
         if (!version) return null;
-        pending = this.restoreIfLive(id, agentId).finally(() => this.restoring.delete(id));
+        pending = this.restoreIfLive(id, agentId, scope).finally(() => this.restoring.delete(id));
         this.restoring.set(id, pending);
       }
       session = (await pending) ?? undefined;
-      if (!session || session.agentId !== agentId) return null;
+      if (!session || session.agentId !== agentId || session.scope !== scope) return null;
       session.enter();
     }
     // Ended while its use was checked (pushed out by a new session, say).
@@ -143,17 +148,17 @@ export class Sessions implements SessionOwner {
   }
 
   /** Re-creates (the record of) a session another node (or this one before a restart) served, unless it has ended. */
-  private async restoreIfLive(id: string, agentId: string): Promise<McpSession | null> {
+  private async restoreIfLive(id: string, agentId: string, scope: string | undefined): Promise<McpSession | null> {
     if (!(await this.activity.use(id))) return null;
-    return this.byId.get(id) ?? this.add(id, agentId);
+    return this.byId.get(id) ?? this.add(id, agentId, scope);
   }
 
   /** Holds a new session, first ending the longest unused one of the agent, or of the node, when a limit is reached. */
-  private add(id: string, agentId: string): McpSession {
+  private add(id: string, agentId: string, scope?: string): McpSession {
     const mine = this.byAgent.get(agentId);
     if (mine && mine.size >= this.limits.perAgent) this.pushOut(mine);
     if (this.byId.size >= this.limits.total) this.pushOut(this.byId.values());
-    const session = new McpSession(id, agentId, this);
+    const session = new McpSession(id, agentId, this, scope);
     this.byId.set(id, session);
     if (mine) mine.add(session);
     else this.byAgent.set(agentId, new Set([session]));
@@ -279,10 +284,11 @@ export class Sessions implements SessionOwner {
   }
 
   /** A resource changed: the sessions of this node subscribed to it are told on their notification stream. */
-  private relayUpdated(uri: string): void {
-    for (const id of this.federation.subscribersOf(uri)) {
-      const p = this.byId.get(id)?.protocol;
-      if (p) void p.server.sendResourceUpdated({ uri }).catch(() => undefined);
+  private relayUpdated(server: string, upstreamUri: string): void {
+    for (const id of this.federation.subscribersOf(federatedUri(server, upstreamUri))) {
+      const s = this.byId.get(id);
+      const p = s?.protocol;
+      if (p) void p.server.sendResourceUpdated({ uri: namingOf(s!.scope).uri(server, upstreamUri) }).catch(() => undefined);
     }
   }
 

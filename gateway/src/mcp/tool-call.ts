@@ -8,7 +8,7 @@ import { AgentgwError } from '../contract/index.js';
 import type { DataPlane } from '../data-plane/data-plane.js';
 import type { Outcome } from '../data-plane/outcome.js';
 import { toUsageRecord } from '../data-plane/outcome.js';
-import type { ToolCallRecord } from '../data-plane/tool-calls/gate.js';
+import { type ToolCallRecord, toolCallRecord } from '../data-plane/tool-calls/gate.js';
 import type { RequestContext } from '../data-plane/request-context.js';
 import { toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
@@ -26,7 +26,7 @@ import { stoppedTraceKey } from '../storage/snapshot.js';
 import { countToolDecision } from '../telemetry/metrics.js';
 import type { StoredAgent } from '../storage/store.js';
 import type { McpMetrics } from './mcp-metrics.js';
-import { federatedToolResult, policyToolName, splitFederatedName } from './names.js';
+import { namingOf, policyToolName } from './names.js';
 import { refusedCall, unknownName } from './refusal.js';
 import type { Upstreams } from './upstreams.js';
 
@@ -37,6 +37,8 @@ export interface McpCaller {
   /** X-Agent-Trace-Id (or x-gateway-trace-id, or an agent client's session header), else the MCP session id. */
   traceId: string;
   sessionId: string;
+  /** The one server the endpoint serves (/mcp/<server>: its own names and URIs), else undefined (/mcp). */
+  scope?: string;
 }
 
 export interface ToolCallDeps {
@@ -65,7 +67,8 @@ export async function callTool(
   onprogress?: ProgressCallback,
 ): Promise<CallToolResult> {
   const { dp } = deps;
-  const split = splitFederatedName(params.name);
+  const naming = namingOf(caller.scope);
+  const split = naming.splitName(params.name);
   const upstream = split ? deps.upstreams.get(split.server) : undefined;
   // An unknown name is the agent's text: recorded, but at most 256 characters of it.
   const serverTool = split && upstream ? policyToolName(split.server, split.name) : params.name.slice(0, 256);
@@ -123,7 +126,7 @@ export async function callTool(
       (client, options) => client.request({ method: 'tools/call', params: { name: split.name, arguments: args } }, CallToolResultSchema, onprogress ? { ...options, onprogress } : options),
       signal,
     );
-    const { result, found } = redactToolResult(eff.policies, federatedToolResult(upstream.name, upstreamResult as CallToolResult));
+    const { result, found } = redactToolResult(eff.policies, naming.toolResult(upstream.name, upstreamResult as CallToolResult));
     ctx.piiTypes = union(ctx.piiTypes, found);
     // A call costs its price, whatever the tool answered.
     await settle(dp, a, price);
@@ -147,10 +150,9 @@ export async function callTool(
 
 /** The step's record of how the tool rules decided the call (CONTRACT: MCP steps carry the same decision), counted. */
 function decidedCall(id: string, serverTool: string, d: ToolDecision): ToolCallRecord {
-  const decision = d.action === 'allow' ? 'allowed' : 'denied';
-  countToolDecision(decision);
-  const rule = d.policyId !== null && d.rule !== null ? { policy_id: d.policyId, index: d.rule } : null;
-  return { id, name: serverTool, decision, rule, reason: d.reason, approval_id: null, wait_ms: 0 };
+  const record = toolCallRecord(id, serverTool, d, 0);
+  countToolDecision(record.decision);
+  return record;
 }
 
 function unknownTool(): AgentgwError {
