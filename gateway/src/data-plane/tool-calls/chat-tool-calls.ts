@@ -1,7 +1,7 @@
 // Chat Completions: the calls of `tool_calls`, decided; a denied one is taken out and its refusal joins the content.
-import { refusalSentence } from '../../policy/tool-rules.js';
+import { proposedToolCall, refusalSentence } from '../../policy/tool-rules.js';
 import type { StreamToolFilter } from './gated-source.js';
-import { type ToolGate, callView, frameData, withData } from './gate.js';
+import { type ToolGate, frameData, withData } from './gate.js';
 
 type Json = Record<string, unknown>;
 
@@ -26,7 +26,7 @@ export async function gateChatCompletion(body: Json, gate: ToolGate): Promise<bo
     const refusals: string[] = [];
     for (const call of calls as ChatCall[]) {
       const name = call.function?.name ?? '';
-      const d = await gate.decide(call.id ?? '', callView(name, call.function?.arguments ?? ''));
+      const d = await gate.decide(call.id ?? '', proposedToolCall(name, call.function?.arguments ?? ''));
       if (d.action === 'allow') kept.push(call);
       else refusals.push(refusalSentence(name, d));
     }
@@ -169,7 +169,7 @@ export class ChatToolFilter implements StreamToolFilter {
     if (s.held.length === 0) return '';
     const held = s.held;
     s.held = [];
-    const decisions = await Promise.all(held.map((h) => this.gate.decide(h.id, callView(h.name, h.args))));
+    const decisions = await Promise.all(held.map((h) => this.gate.decide(h.id, proposedToolCall(h.name, h.args))));
     let out = '';
     held.forEach((h, n) => {
       const d = decisions[n]!;

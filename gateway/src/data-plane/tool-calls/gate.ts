@@ -1,6 +1,6 @@
 // The hold point every dialect shares: a call the model proposed, decided by the request's tool rules (CONTRACT: "Tool
 // rules and approvals"), and the record of each decision that goes on the step's trace.
-import { type ProposedToolCall, type ToolDecision, type ToolRules, toolRulesOf } from '../../policy/tool-rules.js';
+import { type ProposedToolCall, type ToolDecision, type ToolRules, toolRulesOf, withoutApprovals } from '../../policy/tool-rules.js';
 import { countToolDecision } from '../../telemetry/metrics.js';
 import type { RequestContext } from '../request-context.js';
 
@@ -15,23 +15,23 @@ export interface ToolCallRecord {
   wait_ms: number;
 }
 
-/** The call view of a proposed call: its name, its argument text, and the arguments parsed (undefined when not JSON). */
-export function callView(name: string, text: string): ProposedToolCall {
-  let input: unknown;
-  try {
-    input = text === '' ? {} : JSON.parse(text);
-  } catch {
-    input = undefined;
-  }
-  return { name, input, text };
+/** The trace record of one decided call: a model's proposed call (held by a ToolGate) or a tools/call on /mcp. */
+export function toolCallRecord(id: string, name: string, d: ToolDecision, waitMs: number): ToolCallRecord {
+  return {
+    id,
+    name,
+    decision: d.action === 'allow' ? 'allowed' : 'denied',
+    rule: d.policyId !== null && d.rule !== null ? { policy_id: d.policyId, index: d.rule } : null,
+    reason: d.reason,
+    approval_id: null,
+    wait_ms: waitMs,
+  };
 }
 
 /** A call whose input is one string (a custom tool): the rules read that string. */
 export function stringCallView(name: string, input: string): ProposedToolCall {
   return { name, input, text: input };
 }
-
-const NO_APPROVALS = 'needs approval, and approvals are not enabled';
 
 /**
  * Decides the calls of one answer and keeps their records. The hold is a promise so that a decision can wait (for a
@@ -48,19 +48,10 @@ export class ToolGate {
   /** Decides one call; resolves with `allow` or `deny` (an `approve` is a deny until approvals exist). */
   decide(id: string, call: ProposedToolCall): Promise<ToolDecision> {
     const started = performance.now();
-    let d = this.rules.decide(call);
-    if (d.action === 'approve') d = { ...d, action: 'deny', reason: NO_APPROVALS };
-    const decision = d.action === 'allow' ? 'allowed' : 'denied';
-    this.records.push({
-      id,
-      name: call.name,
-      decision,
-      rule: d.policyId !== null && d.rule !== null ? { policy_id: d.policyId, index: d.rule } : null,
-      reason: d.reason,
-      approval_id: null,
-      wait_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    });
-    this.counted(decision);
+    const d = withoutApprovals(this.rules.decide(call));
+    const record = toolCallRecord(id, call.name, d, Math.round((performance.now() - started) * 1000) / 1000);
+    this.records.push(record);
+    this.counted(record.decision);
     return Promise.resolve(d);
   }
 }

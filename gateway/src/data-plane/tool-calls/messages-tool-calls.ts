@@ -1,7 +1,7 @@
 // Messages: `tool_use` blocks, decided; a denied one becomes a text block at the same index with the refusal.
-import { refusalSentence } from '../../policy/tool-rules.js';
+import { proposedToolCall, refusalSentence } from '../../policy/tool-rules.js';
 import type { StreamToolFilter } from './gated-source.js';
-import { type ToolGate, callView, frameData, sseFrames, withData } from './gate.js';
+import { type ToolGate, frameData, sseFrames, withData } from './gate.js';
 
 type Json = Record<string, unknown>;
 
@@ -23,7 +23,7 @@ export async function gateMessage(message: Json, gate: ToolGate): Promise<boolea
     const block = content[i] as Json;
     if (block?.type !== 'tool_use') continue;
     const name = String(block.name ?? '');
-    const d = await gate.decide(String(block.id ?? ''), callView(name, inputText(block.input)));
+    const d = await gate.decide(String(block.id ?? ''), proposedToolCall(name, inputText(block.input)));
     if (d.action === 'allow') allowed++;
     else {
       denied++;
@@ -103,7 +103,7 @@ export class MessagesToolFilter implements StreamToolFilter {
   private async release(): Promise<string> {
     const h = this.held!;
     this.held = null;
-    const d = await this.gate.decide(h.id, callView(h.name, h.json === '' ? inputText(h.start) : h.json));
+    const d = await this.gate.decide(h.id, proposedToolCall(h.name, h.json === '' ? inputText(h.start) : h.json));
     if (d.action === 'allow') {
       this.allowed++;
       return h.frames;

@@ -1,9 +1,9 @@
 // Responses: call items (function_call, custom_tool_call and the built-in calls), decided; a denied one becomes a
 // message item at the same output_index with the refusal.
 import { randomBytes } from 'node:crypto';
-import { type ProposedToolCall, refusalSentence } from '../../policy/tool-rules.js';
+import { type ProposedToolCall, proposedToolCall, refusalSentence } from '../../policy/tool-rules.js';
 import type { StreamToolFilter } from './gated-source.js';
-import { type ToolGate, callView, frameData, sseFrames, withData } from './gate.js';
+import { type ToolGate, frameData, sseFrames, withData } from './gate.js';
 
 type Json = Record<string, unknown>;
 
@@ -24,12 +24,12 @@ export function isCallItem(item: Json | undefined): boolean {
 /** The rules' view of a call item (CONTRACT: built-in calls by their kind, MCP calls as `mcp/<server_label>/<name>`). */
 export function responsesCallView(item: Json): ProposedToolCall {
   const type = String(item.type);
-  if (type === 'function_call') return callView(String(item.name ?? ''), typeof item.arguments === 'string' ? item.arguments : '');
+  if (type === 'function_call') return proposedToolCall(String(item.name ?? ''), typeof item.arguments === 'string' ? item.arguments : '');
   if (type === 'custom_tool_call') {
     const input = typeof item.input === 'string' ? item.input : '';
     return { name: String(item.name ?? ''), input, text: input };
   }
-  if (type === 'mcp_call') return callView(`mcp/${String(item.server_label ?? '')}/${String(item.name ?? '')}`, typeof item.arguments === 'string' ? item.arguments : '');
+  if (type === 'mcp_call') return proposedToolCall(`mcp/${String(item.server_label ?? '')}/${String(item.name ?? '')}`, typeof item.arguments === 'string' ? item.arguments : '');
   // Built-in calls: what they would do (a shell's action, a patch's operation, a computer's action, a search's action).
   const args = item.action ?? item.operation ?? {};
   const text = JSON.stringify(args);
