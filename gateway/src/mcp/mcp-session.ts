@@ -201,7 +201,8 @@ export class SessionProtocol {
    */
   relayLog(server: string, params: LoggingMessageNotification['params'], level: LoggingLevel | undefined): void {
     if (level !== undefined && LOG_LEVELS.indexOf(params.level) < LOG_LEVELS.indexOf(level)) return;
-    const logger = params.logger ? `${server}/${params.logger}` : server;
+    // /mcp/<server> names things as the upstream does; /mcp says which server spoke.
+    const logger = this.caller?.scope !== undefined ? params.logger : params.logger ? `${server}/${params.logger}` : server;
     let related: RequestId | undefined;
     for (const [id, s] of this.calls) if (s === server) related = id;
     void this.server

@@ -3,7 +3,7 @@
 // own. The SDK's Client against the gateway, in front of two HTTP fixture servers.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
@@ -113,6 +113,34 @@ describe('/mcp/<server>', () => {
       expect(federated?.message).toMatch(/-32602/);
       const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
       expect(prompts.every((n) => !n.includes('__'))).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("completion, subscriptions and log messages speak the upstream's URIs and logger names", async () => {
+    const { client } = await connect(`${gw.url}/mcp/docs`, key);
+    try {
+      const template = (await client.listResourceTemplates()).resourceTemplates.find((t) => t.name === 'doc');
+      expect(template?.uriTemplate).toBe('file:///docs/{name}');
+      const done = await client.complete({ ref: { type: 'ref/resource', uri: template!.uriTemplate }, argument: { name: 'name', value: 'al' } });
+      expect(done.completion.values).toEqual(['alpha', 'alpine']);
+      const messages: Array<{ level: string; logger?: string; data: unknown }> = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void messages.push(n.params));
+      await client.setLoggingLevel('info');
+      await client.callTool({ name: 'progress', arguments: { steps: 1 } });
+      expect(messages).toEqual([{ level: 'info', logger: 'fixture', data: 'ran 1 steps' }]);
+      const updated: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+      // The client opens its notification stream after initialising; give it a moment.
+      await new Promise((r) => setTimeout(r, 300));
+      await client.subscribeResource({ uri: 'file:///readme.md' });
+      expect(docs.subscriptions.has('file:///readme.md')).toBe(true);
+      docs.updateResource('file:///readme.md');
+      await eventually(() => updated.length > 0, 5_000, 'notifications/resources/updated');
+      expect(updated).toEqual(['file:///readme.md']);
+      await client.unsubscribeResource({ uri: 'file:///readme.md' });
+      expect(docs.subscriptions.has('file:///readme.md')).toBe(false);
     } finally {
       await client.close();
     }
