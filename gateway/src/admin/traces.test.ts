@@ -20,6 +20,7 @@ const SUMMARY_FIELDS = [
 ];
 const REQUEST_FIELDS = [
   'cached_tokens',
+  'cleaned',
   'completion_tokens',
   'cost',
   'endpoint',

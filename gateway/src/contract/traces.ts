@@ -65,6 +65,10 @@ export const TraceRequest = z
     response_id: z.string().nullable(),
     // Optional in the type only, as `tool`: every step read from the store has it ([] when the step decided no call).
     tool_calls: z.array(TraceToolCall).optional().describe("The calls the model proposed in this step's answer, as the policies' tool rules decided them."),
+    cleaned: z
+      .array(z.string())
+      .optional()
+      .describe('What was taken out of the request for the target that served this step, which could not take it (a fallback across families): thinking_signatures, redacted_thinking, cache_control, server_tools. [] when nothing.'),
   })
   .meta({ id: 'TraceRequest' });
 export type TraceRequest = z.infer<typeof TraceRequest>;

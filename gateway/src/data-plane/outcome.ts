@@ -58,5 +58,6 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     response_id: o.responseId ?? null,
     tool: o.tool ?? null,
     ...(o.toolCalls ? { tool_calls: o.toolCalls } : {}),
+    ...(ctx.cleaned ? { cleaned: ctx.cleaned } : {}),
   };
 }

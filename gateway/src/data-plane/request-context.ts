@@ -30,6 +30,8 @@ export interface RequestContext {
   routeTokens?: number;
   /** The target a stream is relayed from: counted in flight until the request ends (see V1Server.dispatch). */
   heldTarget?: TargetHealth;
+  /** What the request sent to the target that served it lacks of the client's (fallback across families); recorded on the step. */
+  cleaned?: string[];
 }
 
 /** The request ended: the target its stream came from has one request fewer in flight. */

@@ -201,6 +201,12 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('usage_records').addColumn('tool_calls', 'text').execute();
     },
   },
+  '0012_usage_cleaned': {
+    // Fallback across families: what a step's request lost for the target that served it (JSON list); earlier steps have none.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('usage_records').addColumn('cleaned', 'text').execute();
+    },
+  },
   };
 }
 

@@ -69,6 +69,7 @@ export interface Database {
     tool: string | null;
     /** JSON array of the step's decided tool calls; null when no policy had tool rules (0011). */
     tool_calls: string | null;
+    cleaned: string | null;
   };
   responses: {
     id: string;

@@ -462,7 +462,7 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
     beforeAll(async () => {
       // Written out of time order, in two batches: steps follow started_at, not insertion.
       await store.insertUsage([
-        usageRecord({ request_id: ids.r3, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(20), prompt_tokens: 30, completion_tokens: 3, cost: 0.3, latency_ms: 5000, model: 'anthropic/claude-sonnet-4-5', provider: 'anthropic', tool_calls: TOOL_CALLS }),
+        usageRecord({ request_id: ids.r3, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(20), prompt_tokens: 30, completion_tokens: 3, cost: 0.3, latency_ms: 5000, model: 'anthropic/claude-sonnet-4-5', provider: 'anthropic', tool_calls: TOOL_CALLS, cleaned: ['thinking_signatures', 'cache_control'] }),
         usageRecord({ request_id: ids.r1, trace_id: trace1, tenant_id: tA, agent_id: 'agt_a1', started_at: at(0), prompt_tokens: 10, completion_tokens: 1, cost: 0.1, latency_ms: 100, stream: true, ttft_ms: 40, endpoint: 'messages', cached_tokens: 6, reasoning_tokens: 1 }),
         usageRecord({ request_id: ids.r4, trace_id: trace2, tenant_id: tA, agent_id: 'agt_a2', started_at: at(30), prompt_tokens: 40, completion_tokens: 4, cost: 0.4, latency_ms: 200 }),
       ]);
@@ -517,9 +517,11 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
         response_id: null,
         tool: null,
         tool_calls: [],
+        cleaned: [],
       });
-      // A step's decided tool calls come back as written.
+      // A step's decided tool calls come back as written, and what was cleaned from its request.
       expect(t!.requests[2]!.tool_calls).toEqual(TOOL_CALLS);
+      expect(t!.requests[2]!.cleaned).toEqual(['thinking_signatures', 'cache_control']);
       expect(t!.requests[1]).toMatchObject({ status: 'blocked', http_status: 403, error_code: 'pii_detected', pii_types: ['email', 'phone'], model: null, stream: false, ttft_ms: null });
     });
 

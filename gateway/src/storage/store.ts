@@ -52,6 +52,8 @@ export interface UsageRecord {
   tool?: string | null;
   /** The calls the model proposed, as the tool rules decided them; absent or null when no policy has tool rules. */
   tool_calls?: TraceToolCall[] | null;
+  /** What was taken out of the client's request for the target that served it (a fallback across families); absent or null when nothing. */
+  cleaned?: string[] | null;
 }
 
 /** One OpenAI Responses API turn that agentgw keeps (store: true), read back by `previous_response_id` and GET /responses/{id}. */

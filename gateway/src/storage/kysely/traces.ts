@@ -155,7 +155,7 @@ export async function getTrace(db: Kysely<Database>, report: Report, traceId: st
     .select([
       'seq', 'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
       'prompt_tokens', 'completion_tokens', 'cost', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types',
-      'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool', 'tool_calls',
+      'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool', 'tool_calls', 'cleaned',
     ])
     .where('trace_id', '=', traceId);
   if (tenantId) q = q.where('tenant_id', '=', tenantId);
@@ -185,6 +185,7 @@ export async function getTrace(db: Kysely<Database>, report: Report, traceId: st
     response_id: r.response_id ?? null,
     tool: r.tool ?? null,
     tool_calls: r.tool_calls ? (JSON.parse(r.tool_calls) as TraceToolCall[]) : [],
+    cleaned: r.cleaned ? (JSON.parse(r.cleaned) as string[]) : [],
   }));
   const ended = rows
     .map((r) => new Date(Date.parse(r.started_at) + Math.round(Number(r.latency_ms))).toISOString())

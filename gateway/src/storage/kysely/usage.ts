@@ -18,6 +18,7 @@ export async function insertUsage(db: Kysely<Database>, rows: UsageRecord[]) {
     response_id: r.response_id ?? null,
     tool: r.tool ?? null,
     tool_calls: r.tool_calls ? JSON.stringify(r.tool_calls) : null,
+    cleaned: r.cleaned && r.cleaned.length > 0 ? JSON.stringify(r.cleaned) : null,
   }));
   // A record already written (a retried flush) is skipped rather than failing the batch.
   await db

@@ -14,6 +14,7 @@ import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { checkKeyCase } from '../../key-case.js';
 import { checkBody } from '../../parse-body.js';
+import type { RequestContext } from '../../request-context.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
 import { checkBodyAnthropicBeta, checkedAnthropicBeta } from '../../anthropic-betas.js';
@@ -22,6 +23,7 @@ import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
 import { MessagesToolFilter, gateMessage } from '../../tool-calls/messages-tool-calls.js';
 import { withoutDeniedTools } from '../../tool-calls/offered-tools.js';
+import { cleanForOtherFamily } from './fallback-cleaning.js';
 
 /**
  * The Anthropic headers a client sets that go on to an Anthropic upstream: anthropic-version, and the betas of
@@ -39,6 +41,16 @@ export function anthropicClientHeaders(req: IncomingMessage, allowedBetas: Reado
 
 /** Models that take a reasoning effort on OpenAI-format upstreams (Anthropic's thinking maps onto it). */
 const REASONING_MODEL = /(^|\/)(o\d|gpt-5|gpt-oss|deepseek-r|qwq)/i;
+
+/**
+ * The Chat Completions request a translated target receives, cleaned of what only Anthropic can take (recorded on the
+ * step: see fallback-cleaning.ts). Server tools are dropped when the alias also reaches an Anthropic-format target.
+ */
+function translatedFor(ctx: RequestContext, t: PricedTarget, body: MessagesRequest, targets: PricedTarget[]) {
+  const { body: cleanBody, cleaned } = cleanForOtherFamily(body, targets.some((o) => nativeOf(o) !== undefined));
+  ctx.cleaned = cleaned.length > 0 ? cleaned : undefined;
+  return chatRequestFor(t, cleanBody);
+}
 
 /** The Chat Completions request a translated target receives. */
 export function chatRequestFor(t: PricedTarget, body: MessagesRequest) {
@@ -97,9 +109,10 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
   try {
     answer = await withFallback(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
+      ctx.cleaned = undefined;
       if (native) return native.create(call(t), a.body);
       const c = call(t);
-      const result = await t.provider.chat(c, chatRequestFor(t, body));
+      const result = await t.provider.chat(c, translatedFor(ctx, t, body, a.targets));
       return { text: JSON.stringify(chatCompletionToMessage(result.body, { model: body.model, usage: result.usage })), usage: result.usage };
     });
   } catch (e) {
@@ -165,8 +178,9 @@ async function streamMessage(
   try {
     ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
+      ctx.cleaned = undefined;
       if (native) return native.stream(call(t), a.body);
-      return new TranslatedStream(await t.provider.chatStream(call(t), chatRequestFor(t, body)), body.model);
+      return new TranslatedStream(await t.provider.chatStream(call(t), translatedFor(ctx, t, body, a.targets)), body.model);
     }));
   } catch (e) {
     await dp.release(a);
