@@ -31,6 +31,7 @@ import type { ProgressCallback, RequestHandlerExtra } from '@modelcontextprotoco
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { VERSION } from '../version.js';
+import { SessionEventStore, SSE_RETRY_MS } from './event-store.js';
 import type { Federation } from './federation.js';
 import { federatedUri, namingOf } from './names.js';
 import { SessionIds } from './session-ids.js';
@@ -161,6 +162,10 @@ export class SessionProtocol {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessionclosed: onDeleted,
+      // SSE answers start with a priming event (id, empty data, retry) for clients of 2025-11-25 and later, so a broken
+      // stream can be resumed with Last-Event-ID.
+      eventStore: new SessionEventStore(),
+      retryInterval: SSE_RETRY_MS,
     });
     // An answer sent (or dropped because its stream is gone) settles its id; a request cancelled is settled by the front.
     const send = transport.send.bind(transport);
