@@ -7,7 +7,7 @@ import { type CallToolResult, LoggingMessageNotificationSchema, ResourceUpdatedN
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
-import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
+import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../test-support/gateway.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
 async function connect(url: string, key: string, headers: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
@@ -174,6 +174,35 @@ describe('/mcp/<server>', () => {
       expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     } finally {
       await client.close();
+    }
+  });
+
+  test('a session of /mcp/<server> is served round-robin by three nodes, under the upstream names on each', async () => {
+    const shared: TestGatewayOptions = {
+      sqlitePath: (gw.storage as { path: string }).path,
+      adminKey: gw.adminKey,
+      config: { mcp_servers: { web: { url: web.url, prices: { paid_lookup: 0.01 }, timeout_ms: 5_000 }, docs: { url: docs.url, timeout_ms: 5_000 } } },
+    };
+    const nodes = [gw, await startTestGateway(shared), await startTestGateway(shared)];
+    let n = 0;
+    const roundRobin: typeof fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      url.host = new URL(nodes[n++ % nodes.length]!.url).host;
+      return fetch(url, init);
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/web`), { requestInit: { headers: { authorization: `Bearer ${key}` } }, fetch: roundRobin });
+    const client = new Client({ name: 'mcp-single-server-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['linked', 'paid_lookup', 'search', 'send_email']);
+        const r = (await client.callTool({ name: 'search', arguments: { query: `q${i}` } })) as CallToolResult;
+        expect(text(r)).toBe(`results for q${i}`);
+      }
+      expect(nodes.slice(1).map((g) => g.runtime.mcp.sessionCount)).toEqual([1, 1]);
+    } finally {
+      await client.close();
+      await Promise.all(nodes.slice(1).map((g) => g.close()));
     }
   });
 });
