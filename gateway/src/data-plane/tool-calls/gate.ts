@@ -74,13 +74,19 @@ export function sseFrames(text: string): string[] {
   return out;
 }
 
-/** The JSON of a frame's `data:` line, or undefined (a comment, `[DONE]`, or not JSON). */
+/**
+ * The JSON of a frame's data, or undefined (a comment, `[DONE]`, or not JSON). Every `data:` line counts, joined with
+ * line breaks as an SSE client joins them: a frame that spreads its JSON over several lines is read as the client reads it.
+ */
 export function frameData(frame: string): Record<string, unknown> | undefined {
-  const at = frame.startsWith('data:') ? 0 : frame.indexOf('\ndata:') + 1;
-  if (at === 0 && !frame.startsWith('data:')) return undefined;
-  let end = frame.indexOf('\n', at);
-  if (end === -1) end = frame.length;
-  const text = frame.slice(at + 5, end).trim();
+  let text = '';
+  let lines = 0;
+  for (const line of frame.split('\n')) {
+    if (!line.startsWith('data:')) continue;
+    const value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
+    text = lines++ === 0 ? value : `${text}\n${value}`;
+  }
+  text = text.trim();
   if (!text.startsWith('{')) return undefined;
   try {
     return JSON.parse(text) as Record<string, unknown>;

@@ -90,6 +90,17 @@ describe('chat completions', () => {
     expect(got.slice(4)).toEqual([frames[6], frames[7], 'data: [DONE]\n\n']);
   });
 
+  it('reads a frame whose JSON spreads over several data lines as an SSE client joins them, so its call is decided', async () => {
+    const chunk = (delta: unknown, finish: string | null = null) => data({ id: 'x', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const call = { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'deny_x', arguments: '{}' } }] };
+    // The same event in two data lines, split where JSON allows a line break.
+    const split = `data: {"id":"x","choices":[{"index":0,\ndata: "delta":${JSON.stringify(call)},"finish_reason":null}]}\n\n`;
+    expect(frameData(split)).toEqual({ id: 'x', choices: [{ index: 0, delta: call, finish_reason: null }] });
+    const out = await relay([split, chunk({}, 'tool_calls')], new ChatToolFilter(new ToolGate(rules)), 'data: [DONE]\n\n');
+    expect(out).not.toContain('"deny_x"');
+    expect(out).toContain(refusal('deny_x'));
+  });
+
   it('ends the turn of a stream whose every call is denied', async () => {
     const chunk = (delta: unknown, finish: string | null = null) => data({ id: 'x', choices: [{ index: 0, delta, finish_reason: finish }] });
     const out = await relay(
