@@ -44,6 +44,8 @@ const PRICE_META_KEY = 'agentgw/price_usd';
 export class Federation {
   private readonly plans: GenerationCache<EffectivePolicy>;
   private readonly deps: ToolCallDeps;
+  /** Servers already waited for once on this node: a server that hangs holds one initialize (or rebuild), not each. */
+  private readonly waitedFor = new Set<string>();
 
   constructor(
     private readonly dp: DataPlane,
@@ -85,13 +87,19 @@ export class Federation {
     const naming = namingOf(scope);
     const servers = this.upstreams.all().filter((u) => naming.serves(u.name));
     if (connect) {
-      // A server slow to connect does not hold the client's initialize longer than this: it counts once connected.
-      let timer: NodeJS.Timeout | undefined;
-      const patience = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, CAPABILITIES_WAIT_MS);
-      });
-      await Promise.race([Promise.allSettled(servers.map((u) => u.connection())), patience]);
-      clearTimeout(timer);
+      const connected = Promise.allSettled(servers.map((u) => u.connection()));
+      // A server slow to connect does not hold the client's initialize longer than this, and only the first time on
+      // this node: later it counts once connected.
+      const unwaited = servers.filter((u) => !this.waitedFor.has(u.name));
+      if (unwaited.length > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        const patience = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, CAPABILITIES_WAIT_MS);
+        });
+        await Promise.race([connected, patience]);
+        clearTimeout(timer);
+        for (const u of unwaited) this.waitedFor.add(u.name);
+      }
     }
     const caps: ServerCapabilities = {};
     for (const u of servers) {

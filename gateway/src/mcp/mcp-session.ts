@@ -273,10 +273,10 @@ export class McpSession {
    * repeats the id of a request still in flight, or an id twice, is refused at once with a JSON-RPC error.
    */
   async handle(request: Request, body: unknown, caller: McpCaller): Promise<Response> {
-    if (this.ended) return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }, { status: 404 });
+    const { ids, cancelled } = idsOf(body);
+    if (this.ended) return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: ids.length === 1 ? ids[0] : null }, { status: 404 });
     const p = this.live ?? (await this.wake());
     p.caller = caller;
-    const { ids, cancelled } = idsOf(body);
     const repeated = ids.find((id, i) => p.pending.has(id) || ids.indexOf(id) !== i);
     if (repeated !== undefined) {
       const message = `Invalid Request: id ${JSON.stringify(repeated)} is already used by a request in flight in this session; give each request its own id.`;

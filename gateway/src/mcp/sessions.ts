@@ -288,7 +288,8 @@ export class Sessions implements SessionOwner {
     for (const id of this.federation.subscribersOf(federatedUri(server, upstreamUri))) {
       const s = this.byId.get(id);
       const p = s?.protocol;
-      if (p) void p.server.sendResourceUpdated({ uri: namingOf(s!.scope).uri(server, upstreamUri) }).catch(() => undefined);
+      // What the agent may see is read again: a policy changed since the subscribe ends its updates.
+      if (p?.caller && this.federation.sees(p.caller, server)) void p.server.sendResourceUpdated({ uri: namingOf(s!.scope).uri(server, upstreamUri) }).catch(() => undefined);
     }
   }
 
