@@ -116,7 +116,7 @@ export class OidcClient {
     let best: Role | null = null;
     for (const v of values) {
       if (typeof v !== 'string') continue;
-      const role = this.config.role_map ? this.config.role_map[v] : (ROLES as readonly string[]).includes(v) ? (v as Role) : undefined;
+      const role = this.config.role_map ? (Object.hasOwn(this.config.role_map, v) ? this.config.role_map[v] : undefined) : (ROLES as readonly string[]).includes(v) ? (v as Role) : undefined;
       if (role && (best === null || ROLE_RANK[role] > ROLE_RANK[best])) best = role;
     }
     return best;
