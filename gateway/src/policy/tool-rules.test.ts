@@ -114,6 +114,13 @@ describe('tool rules: when', () => {
     const r = rulesOf({ tools: ['Bash'], when: { command: 'ls*' }, action: 'allow' }, { tools: ['Bash'], action: 'deny' });
     expect(action(r, broken)).toBe('deny');
   });
+
+  it('reads text with NaN or Infinity as a lenient client would, so a when rule still decides it', () => {
+    const lenient = proposedToolCall('Bash', '{"command":"rm -rf /","x":NaN,"y":-Infinity}');
+    expect(lenient.input).toBeUndefined();
+    expect(action(deny({ command: 'rm *' }), lenient)).toBe('deny');
+    expect(action(deny({ command: 'ls *' }), lenient)).toBe('allow');
+  });
 });
 
 describe('tool rules: arguments written to slip past', () => {

@@ -91,9 +91,17 @@ interface Reading {
   normalised: boolean;
 }
 
-/** The parsed values a client could take from the call: JSON.parse's, and, when the text repeats a key, the first-wins one. */
+/**
+ * The parsed values a client could take from the call: JSON.parse's, and, when the text repeats a key, the first-wins
+ * one. Text JSON.parse refuses may still be read by a client whose parser takes `NaN` or `Infinity` (Python's json does):
+ * it is read that way too, those words as null.
+ */
 function inputsOf(call: ProposedToolCall): unknown[] {
   const { input, text } = call;
+  if (input === undefined && typeof text === 'string') {
+    const lenient = firstWinsValue(text);
+    return lenient === TOO_DEEP || lenient === INVALID ? [input] : [input, lenient];
+  }
   if (input === undefined || typeof input === 'string' || typeof text !== 'string' || !repeatsKey(text)) return [input];
   const first = firstWinsValue(text);
   // Too deep to read again: also decide as if it could not be parsed, which only matches rules without `when`.
@@ -156,7 +164,7 @@ function firstWinsValue(text: string): unknown {
       }
     }
     if (c === '"') return string();
-    for (const [word, v] of [['true', true], ['false', false], ['null', null]] as const) {
+    for (const [word, v] of [['true', true], ['false', false], ['null', null], ['NaN', null], ['Infinity', null], ['-Infinity', null]] as const) {
       if (text.startsWith(word, i)) return (i += word.length), v;
     }
     NUMBER.lastIndex = i;

@@ -21,7 +21,8 @@ function responsesToolName(tool: Json): string | null {
   const type = typeof tool.type === 'string' ? tool.type : '';
   if (type === 'function' || type === 'custom') return typeof tool.name === 'string' ? tool.name : null;
   if (type === 'mcp') return `mcp/${String(tool.server_label ?? '')}/*`;
-  return RESPONSES_KIND[type] ?? null;
+  // A provider-side tool without a call kind of its own (code_interpreter, file_search, image_generation) is known by its type.
+  return RESPONSES_KIND[type] ?? (type || null);
 }
 
 function chatToolName(tool: Json): string | null {

@@ -294,4 +294,10 @@ describe('offered tools', () => {
     const same = { model: 'm', tools: [{ type: 'web_search' }] };
     expect(withoutDeniedTools(same, rules, 'responses')).toBe(same);
   });
+
+  it('knows a provider-side Responses tool without a call kind by its type, so a deny of it turns it off', () => {
+    const denyHosted: ToolRules = { ...rules, deniesOutright: (name) => name === 'code_interpreter' };
+    const body = { model: 'm', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }, { type: 'function', name: 'read' }] };
+    expect(withoutDeniedTools(body, denyHosted, 'responses')).toEqual({ model: 'm', tools: [{ type: 'function', name: 'read' }] });
+  });
 });
