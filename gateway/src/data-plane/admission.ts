@@ -8,6 +8,7 @@ import { CHECKS } from '../policy/checks.js';
 import { type EffectivePolicy, effectivePolicy } from '../policy/effective-policy.js';
 import { modelAllowed } from '../policy/model-allowlist.js';
 import { currentAgent } from '../policy/auth.js';
+import { tokenEstimateOf } from '../policy/rate-limit.js';
 import type { PolicyView } from '../policy/policy-view.js';
 import { type GenerationCache, type Snapshot, stoppedTraceKey } from '../storage/snapshot.js';
 import { checkModelId } from './model-id.js';
@@ -81,7 +82,8 @@ export async function admit<B extends Record<string, unknown> & { model: string 
   } finally {
     ctx.piiTypes = a.piiTypes;
   }
-  ctx.routeTokens = a.tpmTokens;
+  // A target's own tpm counts the request's tokens whether or not the agent has a tpm of its own.
+  ctx.routeTokens = a.tpmTokens || (plan.priced.some((t) => t.tpm !== undefined) ? tokenEstimateOf(a) : 0);
   if (plan.eff.captureBodies) ctx.capturedBody = JSON.stringify(a.body).slice(0, 64 * 1024);
   // Checks edit copies of the body's texts and limits, never its shape.
   return { body: a.body as B, targets: plan.priced, reservationId: a.reservationId, tpmTokens: a.tpmTokens, clampedMaxTokens: a.clampedMaxTokens };

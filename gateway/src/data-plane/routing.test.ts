@@ -20,7 +20,7 @@ let upstream: Server;
 let gw: TestGateway;
 let key: string;
 let admin: ReturnType<typeof adminClient>;
-const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'only2', 'sa', 'sb', 'held'];
+const names = ['a', 'b', 'c', 'lim', 'dead', 'rst', 'spare', 'only', 'only2', 'sa', 'sb', 'held', 'tq'];
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
@@ -72,6 +72,7 @@ beforeAll(async () => {
         busy: { strategy: 'least_busy', targets: ['held/m', 'spare/m'] },
         streams: ['sb/m', 'spare/m'],
         pooled: ['pool/m', 'spare/m'],
+        'token-quota': [{ model: 'tq/m', tpm: 10 }, 'spare/m'],
         'slow-first': ['slow/m', 'spare/m'],
         priced: { strategy: 'weighted', targets: [{ model: 'a/cheap', weight: 9 }, { model: 'b/dear', weight: 1 }] },
       },
@@ -188,6 +189,12 @@ describe('routing over several targets', () => {
     expect(JSON.parse(second.text).error.code).toBe('upstream_rate_limited');
     expect(second.headers.get('retry-after')).toBe('1');
     expect(hits).toEqual({ only: 1, only2: 1 });
+  });
+
+  test("a target's own tpm counts each request's tokens for an agent without a tpm of its own", async () => {
+    expect((await chat('token-quota')).status).toBe(200);
+    expect((await chat('token-quota')).status).toBe(200);
+    expect(hits).toEqual({ tq: 1, spare: 1 });
   });
 
   test('a route of one target is always called: its upstream answers, not a cooldown', async () => {

@@ -14,12 +14,17 @@ function largestContext(a: Admitting): number {
   return most === 0 ? Infinity : most;
 }
 
+/** The tokens a request is counted for against a per-minute token quota (the agent's tpm, a route target's own). */
+export function tokenEstimateOf(a: Admitting): number {
+  return Math.ceil(Math.min(promptUpperOf(a), largestContext(a)) / BYTES_PER_TOKEN_ESTIMATE);
+}
+
 export const rateLimitCheck: Check = {
   name: 'rate_limit',
   async run(a) {
     const { rpm, tpm } = a.eff;
     if (rpm === null && tpm === null) return;
-    a.tpmTokens = tpm !== null ? Math.ceil(Math.min(promptUpperOf(a), largestContext(a)) / BYTES_PER_TOKEN_ESTIMATE) : 0;
+    a.tpmTokens = tpm !== null ? tokenEstimateOf(a) : 0;
     const rl = await needCounters(a.counters.rateLimit({ agentId: a.agentId, rpm, tpm, tokens: a.tpmTokens, now: a.now }));
     if (rl.ok) return;
     const code = rl.which === 'rpm' ? 'rpm_exceeded' : 'tpm_exceeded';
