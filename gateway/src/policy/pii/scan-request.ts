@@ -24,7 +24,7 @@ const REMEMBERED_CHARS = 1 << 19;
 /** What an entry costs besides its characters (the set's own memory), in characters: many short texts are no free lunch. */
 const ENTRY_CHARS = 32;
 /** Sets of settings remembered at once; past it, the memory starts over (policies seldom differ in PII settings). */
-const MAX_SETTINGS = 64;
+const MAX_SETTINGS = 8;
 
 /**
  * Texts already scanned and found clean, per set of PII types and allow-list. An agent sends its whole conversation
