@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   tool_not_allowed: { status: 403, type: 'policy_blocked' },
   tool_calls_exceeded: { status: 403, type: 'policy_blocked' },
   tool_denied: { status: 403, type: 'policy_blocked' },
+  // /mcp: the upstream changed the tool's definition (or, with pin strict, it is new) and no admin accepted it yet.
+  tool_changed: { status: 403, type: 'policy_blocked' },
   // /mcp: a browser page of another origin, or a Host that is not the gateway's own (DNS rebinding).
   origin_not_allowed: { status: 403, type: 'policy_blocked' },
   insufficient_role: { status: 403, type: 'permission_denied' },
@@ -31,6 +33,9 @@ export const ERROR_CODES = {
   admin_key_not_found: { status: 404, type: 'not_found' },
   response_not_found: { status: 404, type: 'not_found' },
   route_not_found: { status: 404, type: 'not_found' },
+  // GET /mcp/servers/{name}/tools and its accept: no such server in mcp_servers, or no such tool on it.
+  mcp_server_not_found: { status: 404, type: 'not_found' },
+  mcp_tool_not_found: { status: 404, type: 'not_found' },
   agent_exists: { status: 409, type: 'conflict' },
   tenant_exists: { status: 409, type: 'conflict' },
   policy_in_use: { status: 409, type: 'conflict' },

@@ -5,6 +5,7 @@ import * as agents from './kysely/agents.js';
 import * as audit from './kysely/audit.js';
 import type { Report } from './kysely/common.js';
 import * as idempotency from './kysely/idempotency.js';
+import * as mcpToolPins from './kysely/mcp-tool-pins.js';
 import * as policies from './kysely/policies.js';
 import * as responses from './kysely/responses.js';
 import * as settings from './kysely/settings.js';
@@ -20,6 +21,7 @@ import { UnstoredResponses } from './unstored-responses.js';
 import type {
   AuditFilter,
   AuditRecord,
+  McpToolPinRecord,
   PageQuery,
   PolicyFields,
   Store,
@@ -249,6 +251,16 @@ export class KyselyStore implements Store {
   }
   sweepResponses(before: string) {
     return responses.sweepResponses(this.db, before, this.responseSweepBatch);
+  }
+
+  listMcpToolPins(server?: string) {
+    return mcpToolPins.listMcpToolPins(this.db, server);
+  }
+  recordMcpToolPins(pins: McpToolPinRecord[]) {
+    return mcpToolPins.recordMcpToolPins(this.db, pins);
+  }
+  acceptMcpToolPin(pin: McpToolPinRecord) {
+    return mcpToolPins.acceptMcpToolPin(this.db, pin, this.lockReads);
   }
 
   async close() {

@@ -207,6 +207,22 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('usage_records').addColumn('cleaned', 'text').execute();
     },
   },
+  '0014_mcp_tool_pins': {
+    // MCP tool pinning: the accepted definition of each upstream tool (the first seen, or one an admin accepted), so
+    // every node withholds the same changed tools.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mcp_tool_pins')
+        .addColumn('server', 'text', (c) => c.notNull())
+        .addColumn('tool', 'text', (c) => c.notNull())
+        .addColumn('digest', 'text', (c) => c.notNull())
+        .addColumn('definition', 'text', (c) => c.notNull())
+        .addColumn('pinned_at', 'text', (c) => c.notNull())
+        .addColumn('pinned_by', 'text')
+        .addPrimaryKeyConstraint('mcp_tool_pins_pk', ['server', 'tool'])
+        .execute();
+    },
+  },
   };
 }
 

@@ -111,4 +111,16 @@ export interface Database {
     request_id: string;
     change_id: string | null;
   };
+  /** The accepted definition of each upstream MCP tool (0014): first seen, or accepted by an admin (pinned_by). */
+  mcp_tool_pins: {
+    server: string;
+    tool: string;
+    /** SHA-256 (hex) of the canonical JSON of the definition. */
+    digest: string;
+    /** JSON of {description, inputSchema, annotations}. */
+    definition: string;
+    pinned_at: string;
+    /** The admin who accepted it (`<kind>:<id>`); null when it was recorded as first seen. */
+    pinned_by: string | null;
+  };
 }

@@ -56,6 +56,18 @@ export interface UsageRecord {
   cleaned?: string[] | null;
 }
 
+/** The accepted definition of one upstream MCP tool (MCP tool pinning). */
+export interface McpToolPinRecord {
+  server: string;
+  tool: string;
+  /** SHA-256 (hex) of the canonical JSON of `definition`. */
+  digest: string;
+  definition: { description: string | null; inputSchema: unknown; annotations: unknown };
+  pinned_at: string;
+  /** Who accepted it (`<actor kind>:<id>`); null: recorded as the first definition seen. */
+  pinned_by: string | null;
+}
+
 /** One OpenAI Responses API turn that agentgw keeps (store: true), read back by `previous_response_id` and GET /responses/{id}. */
 export interface StoredResponse {
   /** `resp_...`, minted by agentgw. */
@@ -215,6 +227,13 @@ export interface Store {
   deleteResponse(id: string): Promise<boolean>;
   /** Deletes responses created before `before` (ISO); returns how many. Deletes in batches so a big table never locks for long. */
   sweepResponses(before: string): Promise<number>;
+
+  /** Pins of MCP tools (of one server when given). */
+  listMcpToolPins(server?: string): Promise<McpToolPinRecord[]>;
+  /** Records first definitions where the tool has no pin yet; answers the pins now stored for those tools (another node's may have won). */
+  recordMcpToolPins(pins: McpToolPinRecord[]): Promise<McpToolPinRecord[]>;
+  /** Sets the tool's pin to an accepted definition (through the transaction of its audit entry); answers the pin it replaced. */
+  acceptMcpToolPin(pin: McpToolPinRecord): Promise<McpToolPinRecord | undefined>;
 
   close(): Promise<void>;
 }
