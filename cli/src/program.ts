@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAdminKeys } from './commands/admin-keys.js';
 import { registerAgents } from './commands/agents.js';
 import { registerApply } from './commands/apply.js';
+import { registerApprovals } from './commands/approvals.js';
 import { registerAudit } from './commands/audit.js';
 import { registerConfig } from './commands/config.js';
 import { registerDestroy } from './commands/destroy.js';
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
     registerMaintenance,
     registerMcp,
     registerAudit,
+    registerApprovals,
   ]) {
     register(program);
   }

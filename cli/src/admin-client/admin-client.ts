@@ -8,6 +8,9 @@ import type {
   Agent,
   AgentWithKey,
   AgentWithSpend,
+  Approval,
+  ApprovalDecision,
+  ApprovalsQuery,
   AuditEntry,
   AuditQuery,
   CreateAdminKey,
@@ -202,6 +205,21 @@ export class AdminClient {
 
   async listAudit(q: AuditQuery = {}): Promise<Page<AuditEntry>> {
     return asPage(await this.get<Page<AuditEntry>>('/audit', { ...q }));
+  }
+
+  // Approvals
+
+  async listApprovals(q: ApprovalsQuery = {}): Promise<Page<Approval>> {
+    return asPage(await this.get<Page<Approval>>('/approvals', { ...q }));
+  }
+
+  listAllApprovals(q: Omit<ApprovalsQuery, 'limit' | 'cursor'> = {}): Promise<Approval[]> {
+    return this.all((cursor) => this.listApprovals({ ...q, cursor }));
+  }
+
+  /** Releases the held call as proposed; 409 approval_decided when it was decided before. */
+  async decideApproval(id: string, decision: 'approve' | 'deny', body: ApprovalDecision = {}): Promise<Approval> {
+    return (await this.http.send<Approval>('POST', `/approvals/${seg(id)}/${decision}`, { body })).data;
   }
 
   private async get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T> {

@@ -79,7 +79,7 @@ function nextSince(seen: Map<string, Seen>, previous: number, cutoff: number): n
   return Math.max(previous, next);
 }
 
-async function unlessAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<{ value: T } | null> {
+export async function unlessAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<{ value: T } | null> {
   if (!signal) return { value: await p };
   if (signal.aborted) return null;
   let onAbort!: () => void;
@@ -97,7 +97,7 @@ async function unlessAborted<T>(p: Promise<T>, signal: AbortSignal | undefined):
 }
 
 /** false when stopped while waiting. */
-async function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+export async function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   try {
     await delay(ms, undefined, { signal });
     return true;
