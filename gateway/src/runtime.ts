@@ -69,6 +69,8 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     const { providers, pools } = buildProviders(config);
     opened.push(() => Promise.all([...providers.values(), ...[...pools.values()].flatMap((pool) => pool.slice(1))].map((p) => p.close())));
     const router = new Router(providers, config.models, undefined, pools);
+    // Routes written through the admin interface: every node takes them with the snapshot (within 1 s of the write).
+    snapshot.onRoutes((routes) => router.setStoredRoutes(routes));
     // Counters (issue 23): a Redis that lost its state rebuilds from the usage rows, this node's queued rows written first.
     let flushUsage: () => Promise<void> = async () => undefined;
     // Redis counters: the nodes sharing them (after Redis loses its state each puts back its holds before a budgeted
@@ -158,6 +160,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       spend: (agentId, policy) => spendOf((now) => counters.spend(agentId, now), policy),
       tenantSpend: (tenant) => spendOf((now) => counters.tenantSpend(tenant.id, now), tenant),
       routeHealth: () => router.routeHealth(),
+      router,
       providerInfo: () =>
         [...providers.values()].map((p) => ({
           name: p.name,

@@ -1,4 +1,4 @@
-import type { RouteHealthReport } from './data-plane/router.js';
+import type { RouteHealthReport, Router } from './data-plane/router.js';
 import type { GatewayConfig } from './config.js';
 import type { Policy, Spend, SystemConfig, Tenant } from './contract/index.js';
 import type { McpGateway } from './mcp/mcp-gateway.js';
@@ -22,6 +22,8 @@ export interface Services {
   providerInfo(): SystemConfig['providers'];
   /** GET /route-health: this node's view of each route target. */
   routeHealth(): RouteHealthReport;
+  /** Aliases of the server config (read-only routes) and the providers a route's targets may name. */
+  readonly router: Pick<Router, 'isConfigAlias' | 'configRoutes'>;
   /** The /mcp endpoint: its upstream servers (GET /mcp/servers) and sessions. */
   readonly mcp: McpGateway;
 }

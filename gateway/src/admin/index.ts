@@ -11,6 +11,7 @@ import { mcpServerRoutes } from './mcp-servers.js';
 import { meRoutes } from './me.js';
 import { refuseNulCharacters } from './nul-characters.js';
 import { policyRoutes } from './policies.js';
+import { routeRoutes } from './routes.js';
 import { systemRoutes } from './system.js';
 import { tenantRoutes } from './tenants.js';
 import { traceRoutes } from './traces.js';
@@ -46,5 +47,6 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
     meRoutes(secured, s);
     mcpServerRoutes(secured, s);
     auditRoutes(secured, s);
+    routeRoutes(secured, s);
   });
 }

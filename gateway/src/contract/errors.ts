@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   tenant_exists: { status: 409, type: 'conflict' },
   policy_in_use: { status: 409, type: 'conflict' },
   tenant_not_empty: { status: 409, type: 'conflict' },
+  // A route from agentgw.yaml: changed only in the file.
+  route_read_only: { status: 409, type: 'conflict' },
   daily_budget_exceeded: { status: 429, type: 'budget_exceeded' },
   monthly_budget_exceeded: { status: 429, type: 'budget_exceeded' },
   trace_budget_exceeded: { status: 429, type: 'budget_exceeded' },

@@ -10,3 +10,4 @@ export * from './traces.js';
 export * from './declarative.js';
 export * from './mcp.js';
 export * from './audit.js';
+export * from './routes.js';

@@ -48,11 +48,21 @@ export interface PoolKey {
   health: TargetHealth;
 }
 
-/** Resolves `provider/model` ids and configured aliases into ordered fallback targets. */
+/** A route written through the admin interface (stored, reloaded with the snapshot): the object form of a config alias. */
+export interface StoredRouteConfig {
+  alias: string;
+  strategy: RouteStrategy;
+  targets: ReadonlyArray<{ model: string; weight: number; priority: number; rpm: number | null; tpm: number | null }>;
+}
+
+/** Resolves `provider/model` ids, configured aliases and stored routes into ordered fallback targets. */
 export class Router {
   private readonly aliases = new Map<string, Target[]>();
   /** Alias keys with `*` or `?` (`claude-*`), tried in configuration order when no exact alias or provider/model matches. */
   private readonly globs: Array<{ pattern: RegExp; targets: Target[] }> = [];
+  /** Routes of the admin interface: after the config's aliases, which they can never shadow (those are read-only). */
+  private stored = new Map<string, Target[]>();
+  private storedGlobs: Array<{ pattern: RegExp; targets: Target[] }> = [];
   private readonly cache = new Map<string, Target[]>();
 
   constructor(
@@ -83,6 +93,47 @@ export class Router {
     }
   }
 
+  /** Whether agentgw.yaml defines this alias (such a route is read-only on the admin interface). */
+  isConfigAlias(alias: string): boolean {
+    return this.aliases.has(alias);
+  }
+
+  /** Every alias of agentgw.yaml with its targets, in the file's order. */
+  configRoutes(): StoredRouteConfig[] {
+    return [...this.aliases].map(([alias, targets]) => ({
+      alias,
+      strategy: targets[0]?.strategy ?? 'fallback',
+      targets: targets.map((t) => ({ model: t.id, weight: t.weight, priority: t.priority, rpm: t.rpm ?? null, tpm: t.tpm ?? null })),
+    }));
+  }
+
+  /**
+   * Replaces the stored routes (each snapshot load). A target whose provider is no longer configured is left out; a route
+   * left with none answers unknown_model, naming why.
+   */
+  setStoredRoutes(routes: readonly StoredRouteConfig[]): void {
+    const stored = new Map<string, Target[]>();
+    const globs: Array<{ pattern: RegExp; targets: Target[] }> = [];
+    for (const r of routes) {
+      if (this.aliases.has(r.alias)) continue;
+      const targets: Target[] = [];
+      for (const tc of r.targets) {
+        const t = this.direct(tc.model, r.strategy);
+        if (!t) continue;
+        t.weight = tc.weight;
+        t.priority = tc.priority;
+        t.rpm = tc.rpm ?? undefined;
+        t.tpm = tc.tpm ?? undefined;
+        targets.push(t);
+      }
+      stored.set(r.alias, targets);
+      if (/[*?]/.test(r.alias)) globs.push({ pattern: globPattern(r.alias), targets });
+    }
+    this.stored = stored;
+    this.storedGlobs = globs;
+    this.cache.clear();
+  }
+
   private direct(id: string, strategy: RouteStrategy = 'fallback'): Target | undefined {
     const slash = id.indexOf('/');
     if (slash <= 0 || slash === id.length - 1) return undefined;
@@ -98,18 +149,19 @@ export class Router {
   }
 
   resolve(model: string): Target[] {
-    const hit = this.cache.get(model) ?? this.aliases.get(model);
-    if (hit) return hit;
+    const hit = this.cache.get(model) ?? this.aliases.get(model) ?? this.stored.get(model);
+    if (hit) return hit.length > 0 ? hit : this.noTargets(model);
     const t = this.direct(model);
-    const glob = t ? undefined : this.globs.find((g) => g.pattern.test(model));
+    const glob = t ? undefined : (this.globs.find((g) => g.pattern.test(model)) ?? this.storedGlobs.find((g) => g.pattern.test(model)));
     if (glob) {
+      if (glob.targets.length === 0) return this.noTargets(model);
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(model, glob.targets);
       return glob.targets;
     }
     if (!t) {
       const names = [...this.providers.keys()].join(', ');
-      const aliases = [...this.aliases.keys()];
+      const aliases = [...this.aliases.keys(), ...this.stored.keys()];
       throw new AgentgwError(
         'unknown_model',
         `Model ${model} is not known: use "provider/model" with a configured provider (${names})${aliases.length ? ` or an alias (${aliases.join(', ')})` : ''}.`,
@@ -121,11 +173,20 @@ export class Router {
     return [t];
   }
 
+  /** A stored route whose every target names a provider the server config no longer has. */
+  private noTargets(model: string): never {
+    throw new AgentgwError(
+      'unknown_model',
+      `Model ${model} routes only to providers this server does not configure (${[...this.providers.keys()].join(', ')}): PUT /api/routes/${encodeURIComponent(model)} with targets of a configured provider.`,
+      { param: 'model' },
+    );
+  }
+
   /** GET /api/route-health: this node's view of every alias's targets, and of the other deployments it has called. */
   routeHealth(now = Date.now()): RouteHealthReport {
     const routes: RouteHealthReport['routes'] = [];
     const listed = new Set<string>();
-    for (const [alias, targets] of this.aliases) {
+    for (const [alias, targets] of [...this.aliases, ...this.stored]) {
       routes.push({ alias, strategy: targets[0]?.strategy ?? 'fallback', targets: targets.map((t) => targetHealthOf(t, now)) });
       for (const t of targets) listed.add(t.id);
     }
@@ -136,13 +197,27 @@ export class Router {
     return { routes };
   }
 
-  /** Every advertised model id and alias, for GET /v1/models. */
-  listModels(): Array<{ id: string; owned_by: string }> {
-    const out: Array<{ id: string; owned_by: string }> = [];
-    for (const [alias, targets] of this.aliases) if (!/[*?]/.test(alias)) out.push({ id: alias, owned_by: targets[0]?.provider.name ?? 'agentgw' });
+  /**
+   * Every advertised model id and alias, for GET /v1/models: aliases (globs as patterns) with the targets they resolve
+   * to, then each provider's models.
+   */
+  listModels(): ListedModel[] {
+    const out: ListedModel[] = [];
+    for (const [alias, targets] of [...this.aliases, ...this.stored]) {
+      if (targets.length === 0) continue;
+      out.push({ id: alias, owned_by: targets[0]!.provider.name, targets: targets.map((t) => t.id), ...(/[*?]/.test(alias) ? { pattern: true } : {}) });
+    }
     for (const [name, p] of this.providers) for (const m of p.models) out.push({ id: `${name}/${m}`, owned_by: name });
     return out;
   }
+}
+
+/** An entry of GET /v1/models: a model, or an alias with its targets (`pattern` when the alias is a glob clients match). */
+export interface ListedModel {
+  id: string;
+  owned_by: string;
+  targets?: string[];
+  pattern?: true;
 }
 
 /**

@@ -8,6 +8,7 @@ import * as idempotency from './kysely/idempotency.js';
 import * as mcpToolPins from './kysely/mcp-tool-pins.js';
 import * as policies from './kysely/policies.js';
 import * as responses from './kysely/responses.js';
+import * as routes from './kysely/routes.js';
 import * as settings from './kysely/settings.js';
 import * as tenants from './kysely/tenants.js';
 import * as traceStops from './kysely/trace-stops.js';
@@ -24,6 +25,7 @@ import type {
   McpToolPinRecord,
   PageQuery,
   PolicyFields,
+  RouteFields,
   Store,
   StoredAdminKey,
   StoredAgent,
@@ -133,6 +135,19 @@ export class KyselyStore implements Store {
   }
   allPolicies() {
     return policies.allPolicies(this.db);
+  }
+
+  getRoute(alias: string) {
+    return routes.getRoute(this.db, alias, this.lockReads);
+  }
+  putRoute(alias: string, f: RouteFields) {
+    return routes.putRoute(this.db, alias, f);
+  }
+  deleteRoute(alias: string) {
+    return routes.deleteRoute(this.db, alias);
+  }
+  allRoutes() {
+    return routes.allRoutes(this.db);
   }
 
   createAdminKey(k: StoredAdminKey) {

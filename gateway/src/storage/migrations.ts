@@ -207,6 +207,20 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('usage_records').addColumn('cleaned', 'text').execute();
     },
   },
+  '0015_routes': {
+    // Routes (model aliases) written through the admin interface, by alias; those of agentgw.yaml stay in the file.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('routes')
+        .addColumn('alias', 'text', (c) => c.primaryKey())
+        .addColumn('strategy', 'text', (c) => c.notNull())
+        .addColumn('targets', 'text', (c) => c.notNull())
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
   '0014_mcp_tool_pins': {
     // MCP tool pinning: the accepted definition of each upstream tool (the first seen, or one an admin accepted), so
     // every node withholds the same changed tools.

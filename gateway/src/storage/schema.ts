@@ -29,6 +29,16 @@ export interface Database {
     /** 1 while suspended (0006). */
     suspended: number;
   };
+  /** Routes written through the admin interface (0015); aliases of agentgw.yaml are not stored. */
+  routes: {
+    alias: string;
+    strategy: string;
+    /** JSON array of {model, weight, priority, rpm, tpm}. */
+    targets: string;
+    labels: string;
+    created_at: string;
+    updated_at: string;
+  };
   admin_keys: {
     id: string;
     name: string;

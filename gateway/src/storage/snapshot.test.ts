@@ -43,6 +43,9 @@ function fakeStore() {
       this.stopQueries.push({ since, limit });
       return this.stops;
     },
+    async allRoutes() {
+      return [];
+    },
     async allPolicies() {
       const seen = policies;
       if (hold) {

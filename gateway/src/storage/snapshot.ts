@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Maintenance, Policy } from '../contract/index.js';
+import type { Maintenance, Policy, Route } from '../contract/index.js';
 import type { Store, StoredAgent } from './store.js';
 
 const VERSION_KEY = 'config_version';
@@ -28,8 +28,8 @@ export function stoppedTraceKey(tenantId: string, traceId: string): string {
 }
 
 /**
- * The data plane's in-memory read model of agents, policies, maintenance and stopped traces, so no request waits on the
- * database.
+ * The data plane's in-memory read model of agents, policies, routes, maintenance and stopped traces, so no request waits
+ * on the database.
  * A write reloads this node at once and waits until every live node has applied it (each polls the version and says
  * which one it holds), so a revoked key or a suspended agent stops working everywhere before the admin call returns.
  */
@@ -39,6 +39,9 @@ export class Snapshot {
   /** Keys of stopped traces (stoppedTraceKey). */
   private stops: ReadonlySet<string> = new Set<string>();
   private maintenanceState: Maintenance = { enabled: false, message: null, since: null };
+  /** Routes written through the admin interface, by alias. */
+  private routeList: readonly Route[] = [];
+  private readonly routeListeners: Array<(routes: readonly Route[]) => void> = [];
   private version = '';
   /** Bumped on every applied load: caches derived from agents and policies are valid for one generation. */
   private gen = 0;
@@ -138,11 +141,12 @@ export class Snapshot {
   private async load(): Promise<void> {
     const seq = ++this.loadsStarted;
     const version = (await this.store.getSetting(VERSION_KEY)) ?? '';
-    const [agents, policies, maintenance, stops] = await Promise.all([
+    const [agents, policies, maintenance, stops, routes] = await Promise.all([
       this.store.allAgents(),
       this.store.allPolicies(),
       this.store.getSetting(MAINTENANCE_KEY),
       this.store.recentTraceStops(new Date(Date.now() - TRACE_STOP_WINDOW_MS).toISOString(), TRACE_STOP_CAP),
+      this.store.allRoutes(),
     ]);
     if (seq < this.loadApplied) return;
     this.loadApplied = seq;
@@ -150,6 +154,9 @@ export class Snapshot {
     this.policies = new Map(policies.map((p) => [p.id, p]));
     this.stops = new Set(stops.map((t) => stoppedTraceKey(t.tenant_id, t.trace_id)));
     this.maintenanceState = maintenance ? JSON.parse(maintenance) : MAINTENANCE_OFF;
+    this.routeList = routes;
+    // The router takes the routes before the generation changes, so request plans of the new one see them.
+    for (const listen of this.routeListeners) listen(routes);
     this.version = version;
     this.gen++;
   }
@@ -190,6 +197,15 @@ export class Snapshot {
   }
   get maintenance(): Maintenance {
     return this.maintenanceState;
+  }
+  /** Routes written through the admin interface, as last loaded. */
+  get routes(): readonly Route[] {
+    return this.routeList;
+  }
+  /** Calls `listen` with the routes now held and again on every load (before request plans of the new generation). */
+  onRoutes(listen: (routes: readonly Route[]) => void): void {
+    this.routeListeners.push(listen);
+    listen(this.routeList);
   }
   /** Stopped traces by stoppedTraceKey: a set lookup per request, no database. */
   get stoppedTraces(): ReadonlySet<string> {

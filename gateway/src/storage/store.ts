@@ -1,4 +1,4 @@
-import type { Agent, AdminKey, AuditEntry, AuditObjectKind, Policy, Role, Tenant, TraceRequest, TraceSummary, TraceToolCall, UsageRow } from '../contract/index.js';
+import type { Agent, AdminKey, AuditEntry, AuditObjectKind, Policy, Role, Route, Tenant, TraceRequest, TraceSummary, TraceToolCall, UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
 
 export interface PageQuery {
@@ -117,6 +117,7 @@ export interface UsageFilter {
 }
 
 export type PolicyFields = Omit<Policy, 'id' | 'created_at' | 'updated_at'>;
+export type RouteFields = Pick<Route, 'strategy' | 'targets' | 'labels'>;
 
 /** An audit entry as stored: with the tenant its object belongs to (null: global), which scopes who may read it. */
 export interface AuditRecord extends AuditEntry {
@@ -167,6 +168,14 @@ export interface Store {
   listPolicies(q: PageQuery & { tenant_id?: string }): Promise<Page<Policy>>;
   deletePolicy(id: string): Promise<'deleted' | 'missing' | 'in_use'>;
   allPolicies(): Promise<Policy[]>;
+
+  /** Routes written through the admin interface (source `api`). */
+  getRoute(alias: string): Promise<Route | undefined>;
+  /** Creates or replaces the route; returns whether it was created. */
+  putRoute(alias: string, fields: RouteFields): Promise<{ route: Route; created: boolean }>;
+  deleteRoute(alias: string): Promise<boolean>;
+  /** Every stored route, by alias: the data plane's snapshot. */
+  allRoutes(): Promise<Route[]>;
 
   createAdminKey(k: StoredAdminKey): Promise<AdminKey>;
   upsertRootKey(key_hash: string, key_prefix: string): Promise<void>;
