@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { createApi } from './api/client';
 import type { Me } from './api/types';
 import { Agents } from './pages/agents';
+import { Approvals, usePendingCount } from './pages/approvals';
 import { Audit } from './pages/audit';
 import { Overview } from './pages/overview';
 import { Policies } from './pages/policies';
@@ -15,6 +16,7 @@ import { type Session, SessionContext, forgetKey, storeKey, storedKey, useSessio
 const NAV = [
   { to: '', label: 'Overview' },
   { to: '/traces', label: 'Traces' },
+  { to: '/approvals', label: 'Approvals' },
   { to: '/agents', label: 'Agents' },
   { to: '/policies', label: 'Policies' },
   { to: '/audit', label: 'Audit' },
@@ -115,6 +117,7 @@ export function App() {
 function Shell() {
   const loc = useLocation();
   const s = useSession();
+  const pending = usePendingCount();
   return (
     <div className="shell">
       <header className="topbar">
@@ -128,6 +131,11 @@ function Shell() {
             return (
               <Link key={n.to} to={n.to} className={active ? 'nav-link active' : 'nav-link'}>
                 {n.label}
+                {n.to === '/approvals' && pending !== null && pending !== '0' && (
+                  <span className="nav-count" data-testid="pending-count" title={`${pending} tool calls waiting for a decision`}>
+                    {pending}
+                  </span>
+                )}
               </Link>
             );
           })}
@@ -156,6 +164,8 @@ function Page(props: { path: string; query: URLSearchParams }) {
       return <Traces />;
     case '/trace':
       return <TracePage id={props.query.get('id') ?? ''} tenant={props.query.get('tenant') ?? undefined} />;
+    case '/approvals':
+      return <Approvals />;
     case '/agents':
       return <Agents focus={props.query.get('agent') ?? undefined} />;
     case '/policies':

@@ -89,7 +89,7 @@ describe('arguments as people read them', () => {
     expect(lines.join('\n')).toContain('\\u001b[2K\\r rm -rf ~ \\u202egnp.exe\\u200b\\u{e0041}');
     for (const l of lines) expect(l).not.toMatch(/[\u0000-\u001f\u202e\u200b\u{e0041}]/u);
     expect(revealHidden('tab\there')).toBe('tab\\u0009here');
-    expect(revealHidden('plain ascii, ünïcödé, 漢字')).toBe('plain ascii, ünïcödé, 漢字');
+    expect(revealHidden('plain ascii, ünïcödé, 漢字 🙂')).toBe('plain ascii, ünïcödé, 漢字 🙂');
   });
 
   it('keys with hidden characters are escaped too', () => {
@@ -130,5 +130,21 @@ describe('an approval as a block of lines', () => {
     const text = plainText(approvalLines(a, { maxArgumentLines: 12 }));
     expect(text).toContain('... 30 more lines (--json prints them all)');
     expect(plainText(approvalLines(a))).toContain('line 39');
+  });
+});
+
+describe('the console shows arguments as the CLI prints them', () => {
+  it('the same escapes, the same lines (the console folds long ones itself)', async () => {
+    const { argumentsText, revealHidden: consoleReveal } = await import('../../../console/src/arguments.js');
+    const samples: unknown[] = [
+      { command: 'rm -rf /tmp/x\u202e', cwd: '/work' },
+      { patch: '*** Begin Patch\n+line\t1\n*** End Patch', 'k\ney': [1, true, null, { deep: ['a\nb'] }] },
+      'raw input\nof a custom tool \u001b[2K',
+      [],
+      {},
+      42,
+    ];
+    for (const s of samples) expect(argumentsText(s)).toBe(argumentLines(s, 100_000).join('\n'));
+    for (const t of ['\u0000\u001f\u007f\u0085\u00ad\u200b\u2028\u202e\u2066\ufeff\u{e0001}', 'ünïcödé 漢字 emoji 🙂']) expect(consoleReveal(t)).toBe(revealHidden(t));
   });
 });

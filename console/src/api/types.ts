@@ -55,3 +55,23 @@ export interface McpServer {
   tools?: string[];
   prices?: Record<string, number>;
 }
+
+/** A tool call held for a person (CONTRACT "Tool rules and approvals": GET /api/approvals). */
+export interface Approval {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  trace_id: string;
+  request_id: string;
+  tool: string;
+  /** As the policy's PII rules would forward them: parsed JSON, or the text of a call whose input is not JSON. */
+  arguments: unknown;
+  rule: { policy_id: string; index: number } | null;
+  reason: string | null;
+  status: 'pending' | 'approved' | 'denied' | 'timed_out' | 'abandoned';
+  decided_by: string | null;
+  comment: string | null;
+  created_at: string;
+  decided_at: string | null;
+  expires_at: string;
+}

@@ -1,5 +1,6 @@
 import { type CSSProperties, memo, useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { Step, TraceDetail } from '../api/types';
+import type { Approval, Step, TraceDetail } from '../api/types';
+import { revealHidden } from '../arguments';
 import { compact, ms, usd } from '../format';
 import { Badge, StatusBadge } from './bits';
 import { useWindowRows } from './use-window-rows';
@@ -40,7 +41,8 @@ interface Timing {
  * click opens a step's details. The span is a CSS variable of the whole list, so a growing trace re-renders only its
  * new and changed rows.
  */
-export function Waterfall(props: { trace: TraceDetail }) {
+export function Waterfall(props: { trace: TraceDetail; approvals?: ReadonlyMap<string, Approval> }) {
+  const approvals = props.approvals ?? NO_APPROVALS;
   const steps = props.trace.requests;
   const [open, setOpen] = useState<string | null>(null);
   const list = useRef<HTMLDivElement>(null);
@@ -107,6 +109,7 @@ export function Waterfall(props: { trace: TraceDetail }) {
             timing={{ start: Date.parse(s.started_at) - t0, latency: s.latency_ms }}
             expanded={open === s.request_id}
             onToggle={toggle}
+            approvals={approvals}
           />
         ))}
         {rows.after > 0 && <div style={{ height: rows.after }} aria-hidden />}
@@ -115,8 +118,11 @@ export function Waterfall(props: { trace: TraceDetail }) {
   );
 }
 
+const NO_APPROVALS: ReadonlyMap<string, Approval> = new Map();
+
 const same = (a: RowProps, b: RowProps) =>
   a.expanded === b.expanded &&
+  a.approvals === b.approvals &&
   a.timing.start === b.timing.start &&
   a.timing.latency === b.timing.latency &&
   a.step.status === b.step.status &&
@@ -133,9 +139,11 @@ interface RowProps {
   timing: Timing;
   expanded: boolean;
   onToggle(id: string): void;
+  /** The trace's approvals by id: who decided a held call. */
+  approvals: ReadonlyMap<string, Approval>;
 }
 
-const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: RowProps) {
+const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle, approvals }: RowProps) {
   const running = s.status === 'running';
   const what = s.endpoint === 'mcp' ? (s.tool ?? 'tool') : (s.model ?? '—');
   const ttftShare = s.ttft_ms !== null && s.latency_ms > 0 ? Math.min(1, s.ttft_ms / s.latency_ms) : 0;
@@ -165,7 +173,7 @@ const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: R
               PII {p}
             </Badge>
           ))}
-          <ToolCallsBadge calls={s.tool_calls} />
+          <ToolCallsBadge calls={s.tool_calls} approvals={approvals} />
         </span>
         <span className="wf-status">
           <StatusBadge status={s.status} />
@@ -195,7 +203,7 @@ const StepRow = memo(function StepRow({ step: s, timing, expanded, onToggle }: R
           <Detail k="Cost" v={usd(s.cost)} />
           <Detail k="Latency · TTFT" v={`${ms(s.latency_ms)} · ${ms(s.ttft_ms)}`} />
           <Detail k="PII types" v={s.pii_types.length ? s.pii_types.join(', ') : 'none'} />
-          {s.tool_calls && s.tool_calls.length > 0 && <ToolCalls calls={s.tool_calls} />}
+          {s.tool_calls && s.tool_calls.length > 0 && <ToolCalls calls={s.tool_calls} approvals={approvals} />}
           {s.response_id && <Detail k="Response" v={s.response_id} id />}
           <Detail k="Started" v={s.started_at} />
         </dl>
@@ -224,33 +232,57 @@ function ruleText(c: ToolCall): string {
   return c.reason ? `${c.reason} (${rule})` : rule;
 }
 
-/** In the row: how many calls the step's answer proposed, and how many the tool rules refused (their reasons in the title). */
-function ToolCallsBadge(props: { calls: Step['tool_calls'] }) {
+/** Who decided a held call and how long it waited: `approved by ops after 3.2 s: "checked"`. */
+function approvalText(c: ToolCall, approvals: ReadonlyMap<string, Approval>): string | null {
+  if (!c.approval_id) return null;
+  const a = approvals.get(c.approval_id);
+  const who = a?.decided_by ? ` by ${revealHidden(a.decided_by)}` : '';
+  const comment = a?.comment ? `: “${revealHidden(a.comment)}”` : '';
+  return `${c.decision.replace('_', ' ')}${who} after ${ms(c.wait_ms)}${comment}`;
+}
+
+/** In the row: how many calls the step's answer proposed, how many waited for a person, and how many were refused. */
+function ToolCallsBadge(props: { calls: Step['tool_calls']; approvals: ReadonlyMap<string, Approval> }) {
   const calls = props.calls ?? [];
   if (calls.length === 0) return null;
   const refused = calls.filter((c) => REFUSED.has(c.decision));
-  const title = calls.map((c) => `${c.name}: ${c.decision}${REFUSED.has(c.decision) ? ` — ${ruleText(c)}` : ''}`).join('\n');
+  const held = calls.filter((c) => c.approval_id);
+  const title = calls
+    .map((c) => `${c.name}: ${approvalText(c, props.approvals) ?? c.decision}${REFUSED.has(c.decision) ? ` — ${ruleText(c)}` : ''}`)
+    .join('\n');
+  const noun = `tool ${calls.length === 1 ? 'call' : 'calls'}`;
+  const text = refused.length > 0 ? `${refused.length} of ${calls.length} ${noun} denied` : `${calls.length} ${noun}`;
   return (
     <Badge tone={refused.length > 0 ? 'bad' : 'info'} title={title}>
-      {refused.length > 0 ? `${refused.length} of ${calls.length} tool ${calls.length === 1 ? 'call' : 'calls'} denied` : `${calls.length} tool ${calls.length === 1 ? 'call' : 'calls'}`}
+      {text}
+      {held.length > 0 ? ` · ${held.length} held for a person` : ''}
     </Badge>
   );
 }
 
-/** In the details: every proposed call, denied ones marked with the rule's reason. */
-function ToolCalls(props: { calls: ToolCall[] }) {
+/** In the details: every proposed call, denied ones marked with the rule's reason, held ones with who decided and the wait. */
+function ToolCalls(props: { calls: ToolCall[]; approvals: ReadonlyMap<string, Approval> }) {
   return (
     <div className="wf-tool-calls" data-testid="tool-calls">
       <dt>Tool calls</dt>
       <dd>
         <ul>
-          {props.calls.map((c) => (
-            <li key={c.id} data-decision={c.decision}>
-              <span className="mono">{c.name}</span>{' '}
-              <Badge tone={REFUSED.has(c.decision) ? 'bad' : 'ok'}>{c.decision}</Badge>
-              {(REFUSED.has(c.decision) || c.rule) && <span className="muted"> {ruleText(c)}</span>}
-            </li>
-          ))}
+          {props.calls.map((c) => {
+            const held = approvalText(c, props.approvals);
+            return (
+              <li key={c.id} data-decision={c.decision}>
+                <span className="mono">{c.name}</span>{' '}
+                <Badge tone={REFUSED.has(c.decision) ? 'bad' : 'ok'}>{c.decision.replace('_', ' ')}</Badge>
+                {(REFUSED.has(c.decision) || c.rule) && <span className="muted"> {ruleText(c)}</span>}
+                {held && (
+                  <span className="wf-approval" data-testid="tool-call-approval">
+                    {' '}
+                    · {held} <span className="muted mono">({c.approval_id})</span>
+                  </span>
+                )}
+              </li>
+            );
+          })}
         </ul>
       </dd>
     </div>

@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { ApiError, query } from '../api/client';
-import type { Agent, TraceDetail } from '../api/types';
+import type { Agent, Approval, Page, TraceDetail } from '../api/types';
 import { Badge, Card, ErrorNote, Loading } from '../components/bits';
 import { Dialog } from '../components/dialog';
 import { Waterfall } from '../components/waterfall';
@@ -76,6 +76,7 @@ export function TracePage(props: { id: string; tenant?: string }) {
   const t = trace.data;
   const agentId = t?.agent_id;
   const agent = usePoll(() => (agentId ? api.get<Agent>(`/agents/${encodeURIComponent(agentId)}`).catch(() => null) : Promise.resolve(null)), [api, agentId]);
+  const approvals = useTraceApprovals(t ?? null);
   // A live trace whose answers no longer change is drawn again when its minute is up: the badge and Stop button go.
   const [, redraw] = useState(0);
   useEffect(() => {
@@ -139,7 +140,7 @@ export function TracePage(props: { id: string; tenant?: string }) {
             </dl>
           </Card>
           <Card title={`Waterfall · ${t.requests.length} step${t.requests.length === 1 ? '' : 's'}`} testId="waterfall-card">
-            <Waterfall trace={t} />
+            <Waterfall trace={t} approvals={approvals} />
           </Card>
         </>
       )}
@@ -157,6 +158,31 @@ export function TracePage(props: { id: string; tenant?: string }) {
     </div>
   );
 }
+
+/** Approvals named by the trace's tool calls: the step learns who decided from them. */
+const approvalIdsOf = (t: TraceDetail | null) => [...new Set((t?.requests ?? []).flatMap((r) => (r.tool_calls ?? []).map((c) => c.approval_id).filter((id): id is string => !!id)))];
+
+/**
+ * The approvals of a trace (GET /approvals?trace_id=), by id, when one of its tool calls was held for a person; asked
+ * again when a step names one not known yet, and every 2 s while one is pending.
+ */
+function useTraceApprovals(t: TraceDetail | null): ReadonlyMap<string, Approval> {
+  const { api } = useSession();
+  const ids = approvalIdsOf(t).sort().join(' ');
+  const found = usePoll<Map<string, Approval>>(
+    async () => {
+      if (!t || !ids) return new Map();
+      const list = await api.all<Approval>(`/approvals${query({ trace_id: t.trace_id, tenant_id: t.tenant_id })}`, 2000);
+      return new Map(list.map((a) => [a.id, a]));
+    },
+    [api, t?.trace_id, t?.tenant_id, ids],
+    (m) => (m && [...m.values()].some((a) => a.status === 'pending') ? 2000 : null),
+    (a, b) => a.size === b.size && [...a].every(([id, x]) => b.get(id)?.status === x.status),
+  );
+  return found.data ?? NO_APPROVALS;
+}
+
+const NO_APPROVALS: ReadonlyMap<string, Approval> = new Map();
 
 /** Copies a long id whole (the page may show it cut). */
 function CopyButton(props: { text: string }) {
