@@ -13,7 +13,7 @@ export const AUDIT_ACTOR_KINDS = ['admin_key', 'oidc'] as const;
 export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
 
 /** What an entry is about. A write of a new kind of object adds its kind here. */
-export const AUDIT_OBJECT_KINDS = ['tenant', 'agent', 'policy', 'admin_key', 'maintenance', 'trace', 'route', 'approval', 'mcp_credentials'] as const;
+export const AUDIT_OBJECT_KINDS = ['tenant', 'agent', 'policy', 'admin_key', 'maintenance', 'trace', 'route', 'approval', 'mcp_credentials', 'mcp_tool'] as const;
 export const AuditObjectKind = z.enum(AUDIT_OBJECT_KINDS);
 export type AuditObjectKind = z.infer<typeof AuditObjectKind>;
 

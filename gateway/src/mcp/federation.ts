@@ -32,6 +32,7 @@ import type { McpMetrics } from './mcp-metrics.js';
 import { federatedUri, type Naming, namingOf, policyToolName, splitFederatedUri } from './names.js';
 import { refusedRequest, unknownName } from './refusal.js';
 import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
+import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
 
@@ -51,9 +52,10 @@ export class Federation {
     private readonly dp: DataPlane,
     readonly upstreams: Upstreams,
     metrics: McpMetrics,
+    readonly pins: ToolPins,
   ) {
     this.plans = dp.snapshot.cache(10_000);
-    this.deps = { dp, upstreams, metrics, effective: (agent, header) => this.effective(agent, header) };
+    this.deps = { dp, upstreams, metrics, pins, effective: (agent, header) => this.effective(agent, header) };
   }
 
   /** The policies that apply to the agent: cached per snapshot generation, keyed by what they are made of. */
@@ -188,7 +190,16 @@ export class Federation {
   async listTools(caller: McpCaller): Promise<ListToolsResult> {
     const eff = this.policiesOf(caller);
     const naming = namingOf(caller.scope);
-    return { tools: allowedTools(eff, naming, (await this.upstreams.tools()).filter((c) => naming.serves(c.upstream.name))) };
+    const catalog = (await this.upstreams.tools()).filter((c) => naming.serves(c.upstream.name));
+    await this.pins.ready();
+    // New tools a failed recording left unpinned are recorded now (a no-op when every tool has its pin).
+    await Promise.allSettled(catalog.map((c) => this.pins.listed(c.upstream.name, c.tools)));
+    return { tools: allowedTools(eff, naming, this.servedOf(catalog)) };
+  }
+
+  /** Each server's tools without those tool pinning withholds. */
+  private servedOf(catalog: Array<{ upstream: Upstream; tools: Tool[] }>): Array<{ upstream: Upstream; tools: Tool[] }> {
+    return catalog.map(({ upstream, tools }) => ({ upstream, tools: this.pins.served(upstream.name, tools) }));
   }
 
   /**
@@ -204,7 +215,7 @@ export class Federation {
     }
     const naming = namingOf(caller.scope);
     const cached = this.upstreams.all().filter((u) => naming.serves(u.name)).map((upstream) => ({ upstream, tools: upstream.cachedTools ?? [] }));
-    return signature(allowedTools(eff, naming, cached).map((t) => t.name));
+    return toolsSignature(allowedTools(eff, naming, this.servedOf(cached)));
   }
 
   /** The servers whose resources and prompts the caller sees (named by some allowed_tools glob of every policy). */
@@ -317,6 +328,11 @@ function allowedTools(eff: EffectivePolicy, naming: Naming, catalog: Array<{ ups
     }
   }
   return out;
+}
+
+/** What a session was shown of its tools: names and definitions (a description or schema that changed is a changed list too). */
+export function toolsSignature(tools: readonly Tool[]): string {
+  return signature(tools.map((t) => `${t.name}\u0000${JSON.stringify([t.description, t.inputSchema, t.annotations, t.outputSchema])}`));
 }
 
 function signature(names: string[]): string {

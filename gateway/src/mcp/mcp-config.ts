@@ -1,5 +1,6 @@
 // `mcp_servers:` in agentgw.yaml: the upstream MCP servers /mcp federates. Secrets are `${ENV_VAR}` (read by loadConfig).
 import { z } from 'zod';
+import { McpUpstreamOAuth } from './oauth-config.js';
 
 /** Server names prefix tool names as `<server>__<tool>`, so a name never holds `__` (nor ends with `_`): the split is unambiguous. */
 export const McpServerName = z
@@ -10,7 +11,17 @@ export const McpServerName = z
 /** Per-server timeout of one upstream request (CONTRACT: 60 s by default). */
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
 
+/** What MCP tool pinning holds back until an admin accepts it (CONTRACT: changes by default). */
+export const PIN_MODES = ['changes', 'strict', 'off'] as const;
+export type PinMode = (typeof PIN_MODES)[number];
+const PIN_MESSAGE = 'pin must be changes (withhold tools whose definition changed), strict (withhold every tool until an admin accepts it) or off';
+
 const common = {
+  /**
+   * changes: a tool whose definition differs from the one first seen (or last accepted) is withheld; strict: every tool
+   * is withheld until an admin accepts it, new ones included; off: nothing is withheld or recorded.
+   */
+  pin: z.enum(PIN_MODES, { message: PIN_MESSAGE }).default('changes'),
   /** How long one upstream request (tools/call, a list) may take before the call fails with upstream_timeout. */
   timeout_ms: z.number().int().min(100).max(3_600_000).default(DEFAULT_MCP_TIMEOUT_MS),
   /** USD per call of a tool (by its upstream name), reserved before the call and billed against the budgets. */
@@ -22,6 +33,8 @@ export const McpHttpServerConfig = z.strictObject({
   url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
   /** Sent on every request (Authorization and the like), `${ENV_VAR}` for secrets. */
   headers: z.record(z.string().min(1).max(256), z.string().max(8192)).default({}),
+  /** agentgw's own token for the server (client credentials), sent as Authorization; see oauth-config.ts. */
+  oauth: McpUpstreamOAuth.optional(),
   ...common,
 });
 
@@ -40,7 +53,10 @@ export type McpServerConfig = z.infer<typeof McpServerConfig>;
 export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfig>;
 export type McpStdioServerConfig = z.infer<typeof McpStdioServerConfig>;
 
-export const McpServersConfig = z.record(McpServerName, McpServerConfig);
+/** pin read first, so a wrong value is named with its own sentence rather than as a server that fits no transport. */
+const PinnedServer = z.looseObject({ pin: z.enum(PIN_MODES, { message: PIN_MESSAGE }).optional() });
+
+export const McpServersConfig = z.record(McpServerName, PinnedServer.pipe(McpServerConfig));
 export type McpServersConfig = z.infer<typeof McpServersConfig>;
 
 export function isStdio(c: McpServerConfig): c is McpStdioServerConfig {

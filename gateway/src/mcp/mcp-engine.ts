@@ -7,6 +7,7 @@ import type { McpMetrics } from './mcp-metrics.js';
 import type { SessionActivity } from './session-activity.js';
 import type { SessionIds } from './session-ids.js';
 import { type SessionLimits, Sessions } from './sessions.js';
+import { type PinStore, ToolPins } from './tool-pins.js';
 import type { UpstreamLog } from './upstream.js';
 import { Upstreams } from './upstreams.js';
 
@@ -14,6 +15,7 @@ export class McpEngine {
   readonly upstreams: Upstreams;
   readonly federation: Federation;
   readonly sessions: Sessions;
+  readonly pins: ToolPins;
 
   constructor(
     servers: McpServersConfig,
@@ -22,10 +24,13 @@ export class McpEngine {
     ids: SessionIds,
     activity: SessionActivity,
     limits: SessionLimits,
+    pinStore: PinStore,
     log?: UpstreamLog,
   ) {
     this.upstreams = new Upstreams(servers, log);
-    this.federation = new Federation(dp, this.upstreams, metrics);
+    this.pins = new ToolPins(pinStore, dp.snapshot, (server) => servers[server]?.pin ?? 'changes', () => this.upstreams.version++);
+    this.upstreams.onListed = (server, tools) => this.pins.listed(server, tools);
+    this.federation = new Federation(dp, this.upstreams, metrics, this.pins);
     this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, limits, log);
   }
 }

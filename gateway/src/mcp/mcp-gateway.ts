@@ -1,7 +1,8 @@
 // /mcp put together: the upstream servers, the federated catalog, the sessions and the HTTP front. The runtime builds
 // one; app.ts hands it the /mcp requests; GET /api/mcp/servers reads it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { McpServer, Policy } from '../contract/index.js';
+import { AgentgwError, type McpServer, type McpServerTools, type Policy } from '../contract/index.js';
+import type { McpToolPinRecord } from '../storage/store.js';
 import type { DataPlane } from '../data-plane/data-plane.js';
 import type { ErrorLog } from '../http/error-handler.js';
 import { policyRefusingTool } from '../policy/tool-allowlist.js';
@@ -16,12 +17,13 @@ import { SessionIds } from './session-ids.js';
 import type { SessionLimits } from './sessions.js';
 import type { UpstreamLog } from './upstream.js';
 
+import { definitionDigest, type PinStore, toolDefinition } from './tool-pins.js';
 export interface McpGatewayOptions {
   servers: McpServersConfig;
   dataPlane: DataPlane;
   bodyLimit: number;
-  /** Where every node records when each session was last used (the database). */
-  sessionStore: ActivityStore;
+  /** The database: when each session was last used, and the pinned tool definitions, as every node reads them. */
+  sessionStore: ActivityStore & PinStore;
   /** mcp.session_idle_s, in ms: a session unused this long has ended. */
   sessionIdleMs: number;
   /** limits.mcp_sessions and limits.mcp_sessions_per_agent: sessions one node holds. */
@@ -60,7 +62,7 @@ export class McpGateway {
 
   private load(): Promise<McpEngine> {
     this.engine ??= import('./mcp-engine.js').then((m) => {
-      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.activity, this.opts.sessionLimits, this.opts.log);
+      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.activity, this.opts.sessionLimits, this.opts.sessionStore, this.opts.log);
       if (this.closed) void this.loaded.sessions.close();
       return this.loaded;
     });
@@ -90,11 +92,14 @@ export class McpGateway {
    */
   async servers(policies?: readonly Policy[]): Promise<McpServer[]> {
     if (Object.keys(this.opts.servers).length === 0) return [];
-    const { upstreams } = await this.load();
+    const { upstreams, pins } = await this.load();
+    await pins.ready();
     return Promise.all(
       upstreams.all().map(async (u) => {
         const tools = await Promise.race([u.listTools().catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), LIST_WAIT_MS).unref())]);
-        const names = (tools ?? u.cachedTools ?? []).map((t) => t.name).filter((t) => !policies || !policyRefusingTool(policies, policyToolName(u.name, t)));
+        const listed = tools ?? u.cachedTools ?? [];
+        // What agents are offered: without the tools pinning withholds.
+        const names = pins.served(u.name, listed).map((t) => t.name).filter((t) => !policies || !policyRefusingTool(policies, policyToolName(u.name, t)));
         return {
           name: u.name,
           transport: u.transport,
@@ -113,6 +118,69 @@ export class McpGateway {
     this.front.closing = true;
     await this.loaded?.sessions.close();
   }
+  /** Whether mcp_servers names the server. */
+  hasServer(name: string): boolean {
+    return Object.hasOwn(this.opts.servers, name);
+  }
+
+  /** The tools the server lists now (connecting it, briefly), as this node read them; upstream_unavailable when it cannot answer. */
+  private async listedNow(name: string) {
+    const { upstreams, pins } = await this.load();
+    const u = upstreams.get(name)!;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AgentgwError('upstream_unavailable', `MCP server ${name} did not list its tools within ${LIST_WAIT_MS / 1000} s: retry later.`)), LIST_WAIT_MS);
+      timer.unref();
+    });
+    try {
+      const listed = await Promise.race([u.listTools(), late]);
+      await pins.ready();
+      return { listed, pins };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** GET /api/mcp/servers/{name}/tools: each tool the server lists now with its pin (both definitions for a changed one). */
+  async pinnedTools(name: string): Promise<McpServerTools> {
+    const { listed, pins } = await this.listedNow(name);
+    const seen = new Set<string>();
+    const data: McpServerTools['data'] = [];
+    for (const t of listed) {
+      if (seen.has(t.name)) continue;
+      seen.add(t.name);
+      const pin = pins.pin(name, t.name);
+      const status = pins.status(name, t.name, listed);
+      const definition = toolDefinition(t);
+      data.push({
+        name: t.name,
+        status,
+        withheld: pins.withheld(name, t, listed),
+        digest: definitionDigest(definition),
+        pinned_digest: pin?.digest ?? null,
+        definition,
+        pinned_definition: status === 'changed' ? pin!.definition : null,
+        pinned_at: pin?.pinned_at ?? null,
+        pinned_by: pin?.pinned_by ?? null,
+      });
+    }
+    return { server: name, pin: this.opts.servers[name]!.pin, data };
+  }
+
+  /** The definition an accept pins: the one the server lists now under that name (undefined: it lists no such tool). */
+  async definitionToAccept(name: string, tool: string): Promise<{ definition: ReturnType<typeof toolDefinition>; digest: string; before: McpToolPinRecord | undefined } | undefined> {
+    const { listed, pins } = await this.listedNow(name);
+    const t = listed.find((x) => x.name === tool);
+    if (!t) return undefined;
+    const definition = toolDefinition(t);
+    return { definition, digest: definitionDigest(definition), before: pins.pin(name, tool) };
+  }
+
+  /** An accept committed: this node serves the tool at once; the others read it when the snapshot moves on. */
+  async accepted(pin: McpToolPinRecord): Promise<void> {
+    (await this.load()).pins.accepted(pin);
+  }
+
 
   /** At runtime close: sessions, then the upstream clients (stdio servers are stopped). */
   async close(): Promise<void> {
@@ -123,3 +191,4 @@ export class McpGateway {
     await engine?.upstreams.close();
   }
 }
+    engine?.pins.stop();

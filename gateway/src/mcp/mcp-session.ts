@@ -32,7 +32,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { VERSION } from '../version.js';
 import { SessionEventStore, SSE_RETRY_MS } from './event-store.js';
-import type { Federation } from './federation.js';
+import { type Federation, toolsSignature } from './federation.js';
 import { federatedUri, namingOf } from './names.js';
 import { SessionIds } from './session-ids.js';
 import type { McpCaller } from './tool-call.js';
@@ -134,7 +134,7 @@ export class SessionProtocol {
     }
     s.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
       const result = await federation.listTools(callerOf(extra));
-      this.told.tools = result.tools.map((t) => t.name).sort().join('\n');
+      this.told.tools = toolsSignature(result.tools);
       return result;
     });
     s.setRequestHandler(CallToolRequestSchema, async (req, extra) => {

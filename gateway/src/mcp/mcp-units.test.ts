@@ -123,8 +123,8 @@ describe('mcp_servers in agentgw.yaml', () => {
         ].join('\n'),
       );
       const config = loadConfig({ path, env: { GITHUB_TOKEN: 'ghp_secret', LOG_LEVEL: 'debug' } });
-      expect(config.mcp_servers.github).toEqual({ url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ghp_secret' }, prices: { create_issue: 0.002 }, timeout_ms: 60_000 });
-      expect(config.mcp_servers.files).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'], env: { LOG: 'debug' }, prices: {}, timeout_ms: 5000 });
+      expect(config.mcp_servers.github).toEqual({ url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ghp_secret' }, prices: { create_issue: 0.002 }, timeout_ms: 60_000, pin: 'changes' });
+      expect(config.mcp_servers.files).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'], env: { LOG: 'debug' }, prices: {}, timeout_ms: 5000, pin: 'changes' });
       expect(() => loadConfig({ path, env: { LOG_LEVEL: 'x' } })).toThrow(/GITHUB_TOKEN is not set/);
       expect(loadConfig({ env: {} }).mcp_servers).toEqual({});
     } finally {

@@ -28,6 +28,7 @@ import type { StoredAgent } from '../storage/store.js';
 import type { McpMetrics } from './mcp-metrics.js';
 import { namingOf, policyToolName } from './names.js';
 import { refusedCall, unknownName } from './refusal.js';
+import type { ToolPins } from './tool-pins.js';
 import type { Upstreams } from './upstreams.js';
 
 /** Who sent one /mcp request, as its HTTP request said: the agent, X-Agent-Policy, and the trace it belongs to. */
@@ -45,6 +46,8 @@ export interface ToolCallDeps {
   dp: DataPlane;
   upstreams: Upstreams;
   metrics: McpMetrics;
+  /** MCP tool pinning: a changed (or, with pin strict, unaccepted) tool is refused with tool_changed. */
+  pins: ToolPins;
   /** The effective policy of the caller (the agent's and X-Agent-Policy's), cached per snapshot generation. */
   effective(agent: StoredAgent, headerPolicyId: string | undefined): EffectivePolicy;
 }
@@ -106,7 +109,11 @@ export async function callTool(
     if (dp.snapshot.isTraceStopped(ctx.agent.tenant_id, ctx.traceId)) throw traceStoppedError(ctx.traceId);
     if (!split || !upstream) throw unknownName('tool', params.name);
     // Body validation: the tool must exist upstream (reading its list connects a server on first use).
-    if (!(await upstream.listTools()).some((t) => t.name === split.name)) throw unknownName('tool', params.name);
+    const listed = await upstream.listTools();
+    const tool = listed.find((t) => t.name === split.name);
+    if (!tool) throw unknownName('tool', params.name);
+    await deps.pins.ready();
+    deps.pins.check(upstream.name, tool, listed);
     step.metricTool = split.name;
     const eff = deps.effective(ctx.agent, ctx.headerPolicyId);
     ctx.policy = eff;

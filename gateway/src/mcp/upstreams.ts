@@ -11,12 +11,15 @@ export class Upstreams {
   onLog: ((server: string, params: LoggingMessageNotification['params']) => void) | undefined;
   /** Where the servers' notifications/resources/updated go (their upstream URI). */
   onResourceUpdated: ((server: string, uri: string) => void) | undefined;
+  /** Awaited when a server listed its tools, before they are used (tool pinning). */
+  onListed: ((server: string, tools: Tool[]) => Promise<void>) | undefined;
 
   constructor(configs: McpServersConfig, log?: UpstreamLog) {
     for (const [name, config] of Object.entries(configs)) {
       this.byName.set(name, new Upstream(name, config, () => this.version++, log, {
           log: (params) => this.onLog?.(name, params),
           resourceUpdated: (uri) => this.onResourceUpdated?.(name, uri),
+          listed: async (tools) => this.onListed?.(name, tools),
         }),);
     }
   }
