@@ -1,6 +1,8 @@
 // A minimal upstream for the benchmark (OpenAI Chat Completions, Anthropic Messages, OpenAI Responses), run as its own
 // process so it never shares an event loop with the load.
-// Paths under /slow/ stream their first chunk at once and the rest after BENCH_SLOW_CHUNK_MS, for the time-to-first-byte run.
+// Paths under /slow/ stream their first chunk at once and the rest after BENCH_SLOW_CHUNK_MS, for the time-to-first-byte run;
+// paths under /slow-text/ (every format) send everything up to the end of the first text event at once and the rest
+// BENCH_SLOW_CHUNK_MS later, for the time to the first text byte. /tool-call/.../messages answers with a Bash tool call.
 import { createServer } from 'node:http';
 
 const SLOW_CHUNK_MS = Number(process.env.BENCH_SLOW_CHUNK_MS ?? 10);
@@ -115,6 +117,28 @@ function echoedTools(body) {
   }
 }
 
+// A proposed call a tool rule of the bench denies (BENCH_TOOL_RULES=compare proves its rules are live with it).
+const TOOL_CALL_MESSAGE = Buffer.from(
+  JSON.stringify({
+    id: 'msg_bench_tool',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content: [{ type: 'tool_use', id: 'toolu_bench', name: 'Bash', input: { command: 'rm -rf /tmp/bench-project', description: 'Clean up' } }],
+    stop_reason: 'tool_use',
+    stop_sequence: null,
+    usage: MESSAGE_USAGE,
+  }),
+);
+
+/** A stream whose first text event arrives at once and the rest BENCH_SLOW_CHUNK_MS later (paths under /slow-text/). */
+function endSlowText(res, text) {
+  const word = text.indexOf('word0');
+  const cut = word === -1 ? text.length : text.indexOf('\n\n', word) + 2;
+  res.write(text.slice(0, cut));
+  setTimeout(() => res.end(text.slice(cut)), SLOW_CHUNK_MS);
+}
+
 const JSON_HEADERS = { 'content-type': 'application/json', 'content-length': COMPLETION.length };
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 
@@ -133,10 +157,15 @@ const server = createServer((req, res) => {
     // A cheap look at the body instead of JSON.parse: the mock must cost the same for every target.
     const body = Buffer.concat(chunks);
     const stream = body.includes('"stream":true');
+    const slowText = stream && req.url.startsWith('/slow-text/');
     if (messages) {
       if (stream) {
         res.writeHead(200, SSE_HEADERS);
-        res.end(MESSAGE_EVENTS);
+        if (slowText) endSlowText(res, MESSAGE_EVENTS);
+        else res.end(MESSAGE_EVENTS);
+      } else if (req.url.startsWith('/tool-call/')) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': TOOL_CALL_MESSAGE.length });
+        res.end(TOOL_CALL_MESSAGE);
       } else {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': MESSAGE.length });
         res.end(MESSAGE);
@@ -147,7 +176,8 @@ const server = createServer((req, res) => {
       const tools = echoedTools(body.toString());
       if (stream) {
         res.writeHead(200, SSE_HEADERS);
-        res.end(RESPONSE_EVENTS.join(tools));
+        if (slowText) endSlowText(res, RESPONSE_EVENTS.join(tools));
+        else res.end(RESPONSE_EVENTS.join(tools));
       } else {
         const answer = Buffer.from(RESPONSE.join(tools));
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
@@ -161,7 +191,9 @@ const server = createServer((req, res) => {
       return;
     }
     res.writeHead(200, SSE_HEADERS);
-    if (req.url.startsWith('/slow/')) {
+    if (slowText) {
+      endSlowText(res, FIRST + REST);
+    } else if (req.url.startsWith('/slow/')) {
       res.write(FIRST);
       setTimeout(() => res.end(REST), SLOW_CHUNK_MS);
     } else {

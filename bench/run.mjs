@@ -1,15 +1,27 @@
 // agentgw overhead benchmark: the same load direct to a mock upstream, through a bare Node proxy, and through the gateway
 // with every policy check on. Run with `npm run bench` (builds first). Settings come from BENCH_* variables (see README.md).
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTimeMs, forkServer, killChildren, launcherLine, memoryOf, sampleMemory, spawnGateway } from './lib/children.mjs';
 import { POLICY, proveChecksAreOn, provisionAgent, recordedRequests } from './lib/gateway-setup.mjs';
-import { load, sequentialLatency, timeToFirstByte } from './lib/measure.mjs';
+import { load, sequentialLatency, timeToFirstByte, timeToFirstText } from './lib/measure.mjs';
 import { evaluate, renderTable } from './lib/report.mjs';
 import { ROUTING_MODELS, SLOW_MODEL, TRACE_MODE, chatBody } from './lib/workload.mjs';
-import { AGENT_GATEWAY_CONFIG, AGENT_POLICY, agentWorkloads, proveAgentAnswers } from './lib/agent-workload.mjs';
+import {
+  AGENT_GATEWAY_CONFIG,
+  AGENT_POLICY,
+  SLOW_TEXT_MODELS,
+  agentPolicy,
+  agentWorkloads,
+  proveAgentAnswers,
+  proveToolRules,
+  toolRulesCompareConfig,
+} from './lib/agent-workload.mjs';
+import { buildRevision } from './lib/baseline.mjs';
+import { compareCpu, compareFirstText } from './lib/compare.mjs';
 
 const env = (name, fallback) => {
   const v = process.env[name];
@@ -20,6 +32,19 @@ const env = (name, fallback) => {
 };
 
 const LAUNCHER = launcherLine();
+const TOOL_RULES = process.env.BENCH_TOOL_RULES || '0';
+if (!['0', '1', 'compare'].includes(TOOL_RULES)) throw new Error(`BENCH_TOOL_RULES must be 0, 1 or compare, not "${TOOL_RULES}"`);
+const BASELINE = process.env.BENCH_BASELINE || null;
+if (BASELINE && TOOL_RULES === '1') {
+  throw new Error('BENCH_TOOL_RULES=1 puts the rules on one gateway only; with BENCH_BASELINE use BENCH_TOOL_RULES=compare (or 0): the baseline may predate tool rules');
+}
+const gitOut = (args) => {
+  try {
+    return execFileSync('git', args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+};
 const config = {
   seconds: env('BENCH_SECONDS', 10),
   warmupSeconds: env('BENCH_WARMUP_SECONDS', 2),
@@ -34,6 +59,15 @@ const config = {
   agentSeconds: env('BENCH_AGENT_SECONDS', 6),
   /** 1: the load phase also measures the accounted proxy (accounted-proxy.mjs), between the bare proxy and the gateway. */
   accounted: env('BENCH_ACCOUNTED', 0) === 1,
+  /** 1: the agent phase's policy has the 10 tool rules; compare: a second gateway with them, beside one without. */
+  toolRules: TOOL_RULES,
+  /** A git revision whose gateway is built apart and measured beside this checkout's in the load and agent phases. */
+  baseline: BASELINE,
+  /** A git revision to build apart and measure as the gateway, instead of this checkout's build (cli/dist). */
+  gatewayRev: process.env.BENCH_GATEWAY_REV || null,
+  /** The commit of this checkout, and whether its gateway/ or cli/ had changes not committed (part of its build). */
+  commit: gitOut(['rev-parse', 'HEAD']),
+  uncommitted: gitOut(['status', '--porcelain', '--', 'gateway', 'cli']) ? 'gateway/ or cli/ had uncommitted changes' : null,
   /** How requests are grouped into traces: concurrent (default, many runs in flight, UUID ids) or sequential. */
   traces: TRACE_MODE,
   gatewayNodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
@@ -64,29 +98,43 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
 
 async function startAll() {
+  // Built before anything starts: a first build of the revision takes a while.
+  const baselineBin = config.baseline ? buildRevision(config.baseline, log) : null;
+  if (baselineBin) config.baselineBuild = { sha: baselineBin.sha, dir: baselineBin.dir, dependencies: baselineBin.dependencies };
+  const gatewayBin = config.gatewayRev ? buildRevision(config.gatewayRev, log) : null;
+  if (gatewayBin) config.gatewayBuild = { sha: gatewayBin.sha, dir: gatewayBin.dir, dependencies: gatewayBin.dependencies };
   const mock = await forkServer('mock-upstream.mjs', { BENCH_SLOW_CHUNK_MS: String(config.slowChunkMs) });
   const proxy = await forkServer('bare-proxy.mjs', { BENCH_UPSTREAM: mock.url });
   const accounted = config.accounted ? await forkServer('accounted-proxy.mjs', { BENCH_UPSTREAM: mock.url }) : null;
-  const configPath = join(workDir, 'agentgw.yaml');
-  // JSON is YAML: no serializer needed.
-  writeFileSync(
-    configPath,
-    JSON.stringify({
-      storage: { kind: 'sqlite', path: join(workDir, 'agentgw.db') },
-      providers: {
-        openai: { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
-        'openai-slow': { type: 'openai', base_url: `${mock.url}/slow/v1`, api_key: 'sk-bench' },
-        anthropic: { type: 'anthropic', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
-        // Three more deployments of the same model, for the routing phase's weighted alias.
-        ...Object.fromEntries(['b', 'c', 'd'].map((k) => [`openai-${k}`, { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' }])),
-      },
-      ...AGENT_GATEWAY_CONFIG,
-      models: { ...AGENT_GATEWAY_CONFIG.models, ...ROUTING_MODELS },
-      log_level: 'warn',
-    }),
-  );
-  const gateway = await spawnGateway({ configPath, adminKey: ADMIN_KEY, nodeArgs: config.gatewayNodeArgs });
-  return { mock, proxy, accounted, gateway };
+  const compare = config.toolRules === 'compare' ? toolRulesCompareConfig(mock.url) : null;
+  const gatewayConfig = {
+    providers: {
+      openai: { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
+      'openai-slow': { type: 'openai', base_url: `${mock.url}/slow/v1`, api_key: 'sk-bench' },
+      anthropic: { type: 'anthropic', base_url: `${mock.url}/v1`, api_key: 'sk-bench' },
+      // Three more deployments of the same model, for the routing phase's weighted alias.
+      ...Object.fromEntries(['b', 'c', 'd'].map((k) => [`openai-${k}`, { type: 'openai', base_url: `${mock.url}/v1`, api_key: 'sk-bench' }])),
+      ...compare?.providers,
+    },
+    ...AGENT_GATEWAY_CONFIG,
+    models: { ...AGENT_GATEWAY_CONFIG.models, ...ROUTING_MODELS, ...compare?.models },
+    prices: { ...AGENT_GATEWAY_CONFIG.prices, ...compare?.prices },
+    log_level: 'warn',
+  };
+  /** One gateway process with its own SQLite database; every one gets the same config and node flags. */
+  const start = (name, cfg = gatewayConfig, bin = undefined) => {
+    const configPath = join(workDir, `${name}.yaml`);
+    // JSON is YAML: no serializer needed.
+    writeFileSync(configPath, JSON.stringify({ storage: { kind: 'sqlite', path: join(workDir, `${name}.db`) }, ...cfg }));
+    return spawnGateway({ configPath, adminKey: ADMIN_KEY, nodeArgs: config.gatewayNodeArgs, bin });
+  };
+  const gateway = await start('agentgw', gatewayConfig, gatewayBin?.bin);
+  const rulesGateway = compare ? await start('agentgw-rules', gatewayConfig, gatewayBin?.bin) : null;
+  // The same config, less the aliases of the object form ({strategy, targets}), which an older revision may not know;
+  // the baseline is measured in the load and agent phases only, which use none of them.
+  const baselineConfig = { ...gatewayConfig, models: Object.fromEntries(Object.entries(gatewayConfig.models).filter(([, v]) => Array.isArray(v))) };
+  const baseline = baselineBin ? await start('agentgw-baseline', baselineConfig, baselineBin.bin) : null;
+  return { mock, proxy, accounted, gateway, rulesGateway, baseline };
 }
 
 /**
@@ -143,7 +191,7 @@ function added(byTarget) {
 
 async function main() {
   log(`starting mock upstream, bare proxy and gateway (${config.cpus} CPUs)`);
-  const { mock, proxy, accounted, gateway } = await startAll();
+  const { mock, proxy, accounted, gateway, rulesGateway, baseline } = await startAll();
   const memory = sampleMemory(gateway.child.pid);
   const startedMb = (memoryOf(gateway.child.pid)?.rssKb ?? NaN) / 1024;
   const apiKey = await provisionAgent(gateway.url, ADMIN_KEY);
@@ -155,11 +203,28 @@ async function main() {
     { name: 'proxy', url: proxy.url, apiKey: 'sk-bench', pid: proxy.child.pid },
     { name: 'gateway', url: gateway.url, apiKey, pid: gateway.child.pid },
   ];
-  const results = { config, policy: POLICY };
+  let baselineTarget = null;
+  if (baseline) {
+    const baselineKey = await provisionAgent(baseline.url, ADMIN_KEY);
+    await proveChecksAreOn(baseline.url, baselineKey);
+    log(`baseline ${config.baselineBuild.sha.slice(0, 12)}: policy checks verified live`);
+    baselineTarget = { name: 'baseline', url: baseline.url, apiKey: baselineKey, pid: baseline.child.pid };
+  }
+  const results = { config, policy: POLICY, comparisons: [] };
+  const baselineLabel = config.baseline ? `baseline ${config.baselineBuild.sha.slice(0, 7)}` : '';
 
   if (config.phases.includes('load')) {
-    const loadTargets = accounted ? [...targets, { name: 'accounted', url: accounted.url, apiKey: 'sk-bench', pid: accounted.child.pid }] : targets;
+    let loadTargets = accounted ? [...targets, { name: 'accounted', url: accounted.url, apiKey: 'sk-bench', pid: accounted.child.pid }] : targets;
+    if (baselineTarget) loadTargets = [...loadTargets, baselineTarget];
     results.load = { nonStreaming: await loadPhase(loadTargets, false), streaming: await loadPhase(loadTargets, true) };
+    if (baselineTarget) {
+      for (const [mode, runs] of Object.entries(results.load)) {
+        results.comparisons.push({
+          phase: 'load',
+          ...compareCpu(runs, 'baseline', 'gateway', { name: `load ${mode === 'streaming' ? 'streaming' : 'non-streaming'}: gateway / ${baselineLabel}`, limit: { ratio: 1.05 } }),
+        });
+      }
+    }
     results.ratios = {};
     for (const [mode, runs] of Object.entries(results.load)) {
       results.ratios[mode] = {
@@ -175,8 +240,20 @@ async function main() {
   }
   if (config.phases.includes('agent')) {
     // Agent-sized bodies on every dialect, against the bare proxy on the same bytes (the mock answers each dialect).
-    const agentKey = await provisionAgent(gateway.url, ADMIN_KEY, { policyId: 'bench-agent-sized', policy: AGENT_POLICY, name: 'bench-agent-sized' });
+    const compare = config.toolRules === 'compare';
+    // With BENCH_TOOL_RULES=compare every gateway allows the compare mode's models; only gateway-rules has the rules.
+    const policy = compare ? agentPolicy({ compareModels: true }) : AGENT_POLICY;
+    const agentProvision = (url, p = policy) => provisionAgent(url, ADMIN_KEY, { policyId: 'bench-agent-sized', policy: p, name: 'bench-agent-sized' });
+    const agentKey = await agentProvision(gateway.url);
     const agentTargets = targets.filter((t) => t.name !== 'direct').map((t) => (t.name === 'gateway' ? { ...t, apiKey: agentKey } : t));
+    if (rulesGateway) {
+      const rulesKey = await agentProvision(rulesGateway.url, agentPolicy({ toolRules: true, compareModels: true }));
+      await proveToolRules(rulesGateway.url, rulesKey, { expectDenied: true });
+      await proveToolRules(gateway.url, agentKey, { expectDenied: false });
+      log('tool rules verified live: gateway-rules refuses a denied Bash call, gateway passes it on');
+      agentTargets.push({ name: 'gateway-rules', url: rulesGateway.url, apiKey: rulesKey, pid: rulesGateway.child.pid });
+    }
+    if (baselineTarget) agentTargets.push({ ...baselineTarget, apiKey: await agentProvision(baseline.url) });
     results.agent = {};
     const only = (process.env.BENCH_AGENT_WORKLOADS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     const workloads = agentWorkloads().filter((w) => only.length === 0 || only.includes(w.name));
@@ -186,14 +263,34 @@ async function main() {
       const workload = { path: w.path, headers: w.headers, body: w.body };
       for (const stream of [false, true]) {
         const runs = await loadPhase(agentTargets, stream, workload, config.agentSeconds);
-        results.agent[`${w.name}${stream ? ' streaming' : ''}`] = {
+        const row = `${w.name}${stream ? ' streaming' : ''}`;
+        results.agent[row] = {
           // The mean for a workload whose conversations grow (Codex).
           bodyBytes: w.bodyBytes(stream),
           proxy: runs.proxy,
           gateway: runs.gateway,
+          ...(runs['gateway-rules'] ? { rules: runs['gateway-rules'] } : {}),
+          ...(runs.baseline ? { baseline: runs.baseline } : {}),
           gatewayOverProxy: runs.gateway.requestsPerSec / runs.proxy.requestsPerSec,
           gatewayCpuOverProxyCpu: runs.gateway.cpuUsPerRequest / runs.proxy.cpuUsPerRequest,
         };
+        if (runs.baseline) {
+          results.comparisons.push({ phase: 'agent', ...compareCpu(runs, 'baseline', 'gateway', { name: `${row}: gateway / ${baselineLabel}`, limit: { ratio: 1.05 } }) });
+        }
+        if (runs['gateway-rules']) {
+          results.comparisons.push({ phase: 'agent', ...compareCpu(runs, 'gateway', 'gateway-rules', { name: `${row}: 10 tool rules / no rules`, limit: { ratio: 1.05 } }) });
+        }
+      }
+    }
+    if (rulesGateway) {
+      // Time to the first text byte of each workload's stream, with and without the rules, measured together.
+      const pair = agentTargets.filter((t) => t.name === 'gateway' || t.name === 'gateway-rules');
+      const slow = agentWorkloads({ models: SLOW_TEXT_MODELS }).filter((w) => only.length === 0 || only.includes(w.name));
+      results.firstText = {};
+      for (const w of slow) {
+        log(`time to first text byte, ${w.name} streaming: ${config.ttfbSamples} per gateway, with and without tool rules`);
+        const byTarget = await timeToFirstText(pair, w, { warmup: 30, samples: config.ttfbSamples, rounds: Math.max(1, Math.round(config.rounds)) });
+        results.firstText[w.name] = { byTarget, ...compareFirstText(byTarget, 'gateway', 'gateway-rules', { name: `${w.name} streaming: first text, 10 tool rules - no rules` }) };
       }
     }
   }
@@ -202,11 +299,14 @@ async function main() {
     // difference in CPU per request is what choosing among targets costs.
     const routed = (name, model) => ({ ...targets.find((t) => t.name === 'gateway'), name, body: ({ stream }) => chatBody({ stream, model }) });
     const runs = await loadPhase([routed('single', 'bench-single'), routed('weighted', 'bench-weighted-4')], false);
+    const comparison = compareCpu(runs, 'single', 'weighted', { name: 'routing: 4 weighted targets - one target, us/req', limit: { diffUs: 3 } });
     results.routing = {
       single: runs.single,
       weighted: runs.weighted,
       routingCostUsPerRequest: runs.weighted.cpuUsPerRequest - runs.single.cpuUsPerRequest,
+      comparison,
     };
+    results.comparisons.push({ phase: 'routing', ...comparison });
   }
   if (config.phases.includes('latency')) {
     log(`latency, one request in flight: ${config.sequentialSamples} per target`);
@@ -227,8 +327,11 @@ async function main() {
   results.memory = { peakMb: Math.max(hwmMb, polled.peakRssMb), hwmMb, polledPeakMb: polled.peakRssMb, startedMb };
   results.targets = evaluate(results);
 
-  const stopped = await gateway.stop();
-  if (stopped !== 0) log(`gateway stopped with ${stopped}:\n${gateway.stderr()}`);
+  for (const [name, g] of [['gateway', gateway], ['gateway-rules', rulesGateway], ['baseline', baseline]]) {
+    if (!g) continue;
+    const stopped = await g.stop();
+    if (stopped !== 0) log(`${name} stopped with ${stopped}:\n${g.stderr()}`);
+  }
   writeFileSync(RESULTS_FILE, `${JSON.stringify({ ...results, finishedAt: new Date().toISOString() }, null, 2)}\n`);
   process.stdout.write(renderTable(results));
   process.stdout.write(`Results written to ${RESULTS_FILE}\n`);

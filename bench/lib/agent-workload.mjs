@@ -18,12 +18,38 @@ const MARK = '@@BENCH_N@@';
  */
 export const AGENT_MODELS = { anthropic: 'anthropic/claude-sonnet-4-5', openai: 'openai/gpt-4o-mini', responses: 'openai/gpt-5.5', codex: 'gpt-5.5' };
 
+/**
+ * The same models on providers whose mock paths hold back everything after the first text event (`/slow-text/`), for
+ * the time to the first text byte (BENCH_TOOL_RULES=compare); Codex's slow model is an alias of its own.
+ */
+export const SLOW_TEXT_MODELS = {
+  anthropic: 'anthropic-slowtext/claude-sonnet-4-5',
+  openai: 'openai-slowtext/gpt-4o-mini',
+  responses: 'openai-slowtext/gpt-5.5',
+  codex: 'gpt-5.5-slowtext',
+};
+/** A model whose mock answer is a Bash tool call the 10-rule set denies (`/tool-call/`): proves the rules are live. */
+export const TOOL_CALL_MODEL = 'anthropic-toolcall/claude-sonnet-4-5';
+
 /** The gateway configuration the Codex workloads need: the alias for Codex's model, and a price for the native one. */
 export const AGENT_GATEWAY_CONFIG = {
   models: { [AGENT_MODELS.codex]: [AGENT_MODELS.anthropic] },
   // gpt-5.5 is not in the built-in table: gpt-5's price, so max_cost_per_request has a worst case to check.
   prices: { [AGENT_MODELS.responses]: { input: 1.25, output: 10, cached_input: 0.125, max_output_tokens: 128_000, context_window: 400_000 } },
 };
+
+/** What BENCH_TOOL_RULES=compare adds to the gateway config: the slow-text and tool-call providers, alias and price. */
+export function toolRulesCompareConfig(mockUrl) {
+  return {
+    providers: {
+      'openai-slowtext': { type: 'openai', base_url: `${mockUrl}/slow-text/v1`, api_key: 'sk-bench' },
+      'anthropic-slowtext': { type: 'anthropic', base_url: `${mockUrl}/slow-text/v1`, api_key: 'sk-bench' },
+      'anthropic-toolcall': { type: 'anthropic', base_url: `${mockUrl}/tool-call/v1`, api_key: 'sk-bench' },
+    },
+    models: { [SLOW_TEXT_MODELS.codex]: [SLOW_TEXT_MODELS.anthropic] },
+    prices: { [SLOW_TEXT_MODELS.responses]: AGENT_GATEWAY_CONFIG.prices[AGENT_MODELS.responses] },
+  };
+}
 
 function recorded() {
   const body = JSON.parse(readFileSync(FIXTURE, 'utf8'));
@@ -150,7 +176,7 @@ function codexHeaderTemplate(recorded, stream) {
  * (codex-tool-output-request.json) with k function_call + function_call_output pairs after the 4 recorded input items.
  * Every body is distinct: the run's session id is in prompt_cache_key and client_metadata, the step in the items.
  */
-function codexWorkload(name, model) {
+function codexWorkload(name, model, native) {
   const first = readJson('codex-request.json');
   const next = readJson('codex-tool-output-request.json');
   const [headers0, headers1] = readJson('codex-headers.json').map((r) => r.headers);
@@ -174,7 +200,7 @@ function codexWorkload(name, model) {
     path: '/v1/responses',
     // The mock's own item id: a native workload's answer is the mock's Responses answer, passed on.
     answered: (stream) => (stream ? 'event: response.completed' : '"status":"completed"'),
-    native: model === AGENT_MODELS.responses ? '"msg_bench_responses"' : null,
+    native: native ? '"msg_bench_responses"' : null,
     body: ({ stream }) => {
       const n = counter++;
       last = { n, stream, ...codexStep(n) };
@@ -200,21 +226,21 @@ function codexWorkload(name, model) {
  * (Anthropic upstream) and Messages translated (OpenAI-format upstream), on the recorded Claude Code request; Responses
  * native (OpenAI upstream) and translated (Codex's model routed to the Anthropic upstream), on the recorded Codex requests.
  */
-export function agentWorkloads() {
+export function agentWorkloads({ models = AGENT_MODELS } = {}) {
   const messages = recorded();
-  const chat = messagesToChatRequest(messages, { model: AGENT_MODELS.openai, maxTokensField: 'max_tokens', reasons: false });
+  const chat = messagesToChatRequest(messages, { model: models.openai, maxTokensField: 'max_tokens', reasons: false });
   return [
-    fixedWorkload('chat.completions', '/v1/chat/completions', chat, AGENT_MODELS.openai, headersFor),
-    fixedWorkload('messages native', '/v1/messages', messages, AGENT_MODELS.anthropic, anthropicHeaders),
-    fixedWorkload('messages translated', '/v1/messages', messages, AGENT_MODELS.openai, anthropicHeaders),
-    codexWorkload('responses native', AGENT_MODELS.responses),
-    codexWorkload('responses translated', AGENT_MODELS.codex),
+    fixedWorkload('chat.completions', '/v1/chat/completions', chat, models.openai, headersFor),
+    fixedWorkload('messages native', '/v1/messages', messages, models.anthropic, anthropicHeaders),
+    fixedWorkload('messages translated', '/v1/messages', messages, models.openai, anthropicHeaders),
+    codexWorkload('responses native', models.responses, true),
+    codexWorkload('responses translated', models.codex, false),
   ];
 }
 
 /**
- * BENCH_TOOL_RULES=1: a rule set a platform team would write for Claude Code and Codex (10 rules: destructive shell
- * commands, writes outside the workspace, network), so every answer passes through the tool-rules path.
+ * BENCH_TOOL_RULES=1 (or compare): a rule set a platform team would write for Claude Code and Codex (10 rules:
+ * destructive shell commands, writes outside the workspace, network), so every answer passes through the tool-rules path.
  */
 const TOOL_RULES = [
   { tools: ['Bash', 'exec_command', 'shell', 'local_shell'], when: { command: ['rm -rf *', 'rm -fr *', '*git push --force*', 're:(^|\\s)sudo\\s'] }, action: 'deny', reason: 'destructive command' },
@@ -229,12 +255,37 @@ const TOOL_RULES = [
   { tools: ['NotebookEdit'], when: { notebook_path: '/etc/*' }, action: 'deny' },
 ];
 
-export const AGENT_POLICY = {
-  ...(process.env.BENCH_TOOL_RULES === '1' ? { tool_rules: TOOL_RULES } : {}),
+/**
+ * The agent phase's policy: every check on; with `toolRules`, the 10 rules; with `compareModels`, the slow-text and
+ * tool-call providers of BENCH_TOOL_RULES=compare allowed too (on both of its gateways alike).
+ */
+export function agentPolicy({ toolRules = false, compareModels = false } = {}) {
+  const allowed = ['openai/gpt-4o*', 'openai/gpt-5*', 'anthropic/claude-*'];
+  if (compareModels) allowed.push('openai-slowtext/gpt-4o*', 'openai-slowtext/gpt-5*', 'anthropic-slowtext/claude-*', 'anthropic-toolcall/claude-*');
+  return { ...(toolRules ? { tool_rules: TOOL_RULES } : {}), ...AGENT_POLICY_BASE, allowed_models: allowed };
+}
+
+/** Whether answers from a gateway whose policy has the 10 rules drop a call the rules deny (and only then). */
+export async function proveToolRules(url, apiKey, { expectDenied }) {
+  const body = {
+    model: TOOL_CALL_MODEL,
+    max_tokens: 64,
+    tools: [{ name: 'Bash', description: 'Run a shell command', input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } }],
+    messages: [{ role: 'user', content: `Clean up the project folder (check ${Date.now()}).` }],
+  };
+  const res = await fetch(`${url}/v1/messages`, { method: 'POST', headers: anthropicHeaders(apiKey, counter++), body: JSON.stringify(body) });
+  const text = await res.text();
+  const denied = text.includes('agentgw refused the call to Bash') && !text.includes('"tool_use"');
+  const passed = text.includes('"tool_use"') && text.includes('rm -rf /tmp/bench-project');
+  if (res.status !== 200 || (expectDenied ? !denied : !passed)) {
+    throw new Error(`sanity check "tool rules ${expectDenied ? 'on' : 'off'}": expected the Bash call ${expectDenied ? 'refused' : 'passed on'}, got ${res.status}: ${text.slice(0, 400)}`);
+  }
+}
+
+const AGENT_POLICY_BASE = {
   tenant_id: 'bench',
   monthly_budget: 1_000_000,
   daily_budget: 100_000,
-  allowed_models: ['openai/gpt-4o*', 'openai/gpt-5*', 'anthropic/claude-*'],
   rules: {
     pii: 'block',
     retry_block: { max_repeats: 3, window_seconds: 300 },
@@ -246,6 +297,8 @@ export const AGENT_POLICY = {
     tpm: 1_000_000_000_000,
   },
 };
+
+export const AGENT_POLICY = agentPolicy({ toolRules: process.env.BENCH_TOOL_RULES === '1' });
 
 /**
  * One request of each workload and mode through `url`: a 200 with a complete answer (a stream that reaches its end

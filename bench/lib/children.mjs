@@ -39,8 +39,8 @@ export function forkServer(script, env = {}) {
  * What the agentgw launcher line (`#!/usr/bin/env -S [NAME=VALUE ...] node [flags]`) sets: environment variables and
  * node flags, so the bench measures the gateway as it is started in use.
  */
-export function launcherLine() {
-  const first = readFileSync(AGENTGW_BIN, 'utf8').split('\n', 1)[0];
+export function launcherLine(bin = AGENTGW_BIN) {
+  const first = readFileSync(bin, 'utf8').split('\n', 1)[0];
   const m = /^#!\/usr\/bin\/env\s+-S\s+(.*)$/.exec(first);
   const words = m ? m[1].split(/\s+/).filter(Boolean) : [];
   const node = words.indexOf('node');
@@ -54,11 +54,14 @@ export function launcherLine() {
 
 const LISTENING = /agentgw listening: admin (\S+)\/api, gateway (\S+)\/v1/;
 
-/** Runs `agentgw serve --config FILE --port 0` and resolves once it prints its addresses. */
-export function spawnGateway({ configPath, adminKey, nodeArgs = [] }) {
-  const launcher = launcherLine();
+/**
+ * Runs `agentgw serve --config FILE --port 0` as its launcher line starts it and resolves once it prints its addresses;
+ * `bin` is this checkout's binary unless another build's is given (BENCH_BASELINE).
+ */
+export function spawnGateway({ configPath, adminKey, nodeArgs = [], bin = AGENTGW_BIN }) {
+  const launcher = launcherLine(bin);
   const child = track(
-    spawn(process.execPath, [...launcher.flags, ...nodeArgs, AGENTGW_BIN, 'serve', '--config', configPath, '--port', '0'], {
+    spawn(process.execPath, [...launcher.flags, ...nodeArgs, bin, 'serve', '--config', configPath, '--port', '0'], {
       env: { ...process.env, ...launcher.env, AGENTGW_ADMIN_KEY: adminKey },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),

@@ -97,3 +97,53 @@ export function sequentialLatency(targets, { warmup, samples }) {
 export function timeToFirstByte(targets, { warmup, samples, model }) {
   return interleaved(targets, { warmup, samples, stream: true, model, pick: (t) => t.firstByteNs });
 }
+
+/**
+ * Time to the first text byte of an agent workload's streams (the mock's /slow-text/ paths send everything up to the
+ * first text event at once and the rest later): per target, the time from sending to the arrival of the first answer
+ * text ('word0'), and to the first body byte. One request in flight; targets alternate request by request (their order
+ * swapped every other request), so drift weighs on each alike. The samples are also split into `rounds` blocks, each
+ * with its own p50.
+ */
+export async function timeToFirstText(targets, workload, { warmup, samples, rounds }) {
+  const clients = targets.map((t) => new Client(t.url, { pipelining: 1, keepAliveTimeout: 60_000 }));
+  const text = targets.map(() => []);
+  const firstByte = targets.map(() => []);
+  try {
+    for (let i = 0; i < warmup + samples; i++) {
+      const order = i % 2 === 0 ? targets.map((_, k) => k) : targets.map((_, k) => targets.length - 1 - k);
+      for (const k of order) {
+        const { n, json } = workload.body({ stream: true });
+        const t0 = process.hrtime.bigint();
+        const res = await clients[k].request({ method: 'POST', path: workload.path, headers: workload.headers(targets[k].apiKey, n), body: json });
+        let first = 0n;
+        let firstText = 0n;
+        let got = '';
+        for await (const chunk of res.body) {
+          const now = process.hrtime.bigint();
+          if (first === 0n) first = now;
+          got += chunk;
+          if (firstText === 0n && got.includes('word0')) firstText = now;
+        }
+        if (res.statusCode !== 200 || firstText === 0n || !got.includes(workload.answered(true))) {
+          throw new RequestFailed(`${targets[k].name} (${workload.name} streaming, first text): HTTP ${res.statusCode}, incomplete or without text: ${got.slice(0, 300)}`);
+        }
+        if (i >= warmup) {
+          text[k].push(firstText - t0);
+          firstByte[k].push(first - t0);
+        }
+      }
+    }
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+  const blocks = Math.max(1, Math.min(rounds, samples));
+  return Object.fromEntries(
+    targets.map((t, k) => {
+      const size = Math.ceil(text[k].length / blocks);
+      const perRound = [];
+      for (let b = 0; b < text[k].length; b += size) perRound.push(summary(text[k].slice(b, b + size)).p50Ms);
+      return [t.name, { firstText: summary(text[k]), firstByte: summary(firstByte[k]), roundP50Ms: perRound }];
+    }),
+  );
+}

@@ -7,7 +7,7 @@ export const TARGETS = {
   peakMemoryMb: 120,
 };
 
-const LABELS = { direct: 'direct to mock', proxy: 'bare proxy', accounted: 'accounted proxy', gateway: 'gateway' };
+const LABELS = { direct: 'direct to mock', proxy: 'bare proxy', accounted: 'accounted proxy', gateway: 'gateway', baseline: 'baseline gateway' };
 
 const num = (v, digits) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 const pad = (s, n) => String(s).padEnd(n);
@@ -45,6 +45,17 @@ export function evaluate(results) {
       pass: results.ttfb.addedP50Ms <= TARGETS.addedTtfbP50Ms,
     });
   }
+  for (const cmp of results.comparisons ?? []) {
+    if (cmp.pass === null || cmp.pass === undefined) continue;
+    const byRatio = cmp.limit.ratio !== undefined;
+    out.push({
+      name: byRatio ? `${cmp.name} <= ${num(cmp.limit.ratio * 100, 0)}% (CPU/req, median of rounds)` : `${cmp.name} <= ${cmp.limit.diffUs} (median of rounds)`,
+      value: byRatio ? `${num(cmp.medianRatio * 100, 1)}%` : `${num(cmp.medianDiffUs, 1)} us`,
+      measured: byRatio ? cmp.medianRatio : cmp.medianDiffUs,
+      limit: byRatio ? cmp.limit.ratio : cmp.limit.diffUs,
+      pass: cmp.pass,
+    });
+  }
   if (results.memory) {
     out.push({
       name: `gateway peak memory <= ${TARGETS.peakMemoryMb} MB`,
@@ -65,6 +76,12 @@ export function renderTable(results) {
   const launcherEnv = Object.entries(c.gatewayLauncherEnv ?? {}).map(([k, v]) => `${k}=${v}`);
   if (c.traces) lines.push(`traces: ${c.traces === 'concurrent' ? 'concurrent (500 agent runs in flight, random UUID trace ids, 50 steps each)' : 'sequential (one run at a time, 50 steps each)'} (BENCH_TRACES)`);
   lines.push(`gateway started as: ${[...launcherEnv, 'node', ...(c.gatewayLauncherFlags ?? []), ...(c.gatewayNodeArgs ?? [])].join(' ')} (launcher line${c.gatewayNodeArgs?.length ? ' + BENCH_GATEWAY_NODE_ARGS' : ''})`);
+  lines.push(
+    c.gatewayBuild
+      ? `gateway: built from ${c.gatewayBuild.sha.slice(0, 12)} (BENCH_GATEWAY_REV=${c.gatewayRev})`
+      : `gateway: this checkout's build (commit ${c.commit?.slice(0, 12) ?? 'unknown'}${c.uncommitted ? `; ${c.uncommitted}` : ''})`,
+  );
+  if (c.baselineBuild) lines.push(`baseline gateway: built from ${c.baselineBuild.sha.slice(0, 12)} (BENCH_BASELINE=${c.baseline}), same config and launcher flags`);
   lines.push('Load generator, mock upstream and the system under test share these CPUs: compare the ratios, not the absolute numbers.');
   if (results.load) {
     lines.push('');
@@ -74,7 +91,7 @@ export function renderTable(results) {
       const runs = results.load[mode];
       if (!runs) continue;
       let first = true;
-      for (const name of ['direct', 'proxy', 'accounted', 'gateway']) {
+      for (const name of ['direct', 'proxy', 'accounted', 'gateway', 'baseline']) {
         const r = runs[name];
         if (!r) continue;
         lines.push(`  ${pad(first ? title : '', 15)}${pad(LABELS[name], 16)}${lpad(num(r.requestsPerSec, 0), 10)}${lpad(num(r.p50Ms, 2), 9)}${lpad(num(r.p99Ms, 2), 9)}${lpad(num(r.cpuUsPerRequest, 0), 12)}`);
@@ -106,6 +123,17 @@ export function renderTable(results) {
       );
     }
     lines.push('  (us: CPU microseconds per request of the proxy and of the gateway, on the same request bytes)');
+    const extra = [
+      ['rules', 'gateway with 10 tool rules (BENCH_TOOL_RULES=compare)'],
+      ['baseline', `baseline gateway ${c.baselineBuild?.sha?.slice(0, 12) ?? ''} (BENCH_BASELINE)`],
+    ].filter(([key]) => Object.values(results.agent).some((r) => r[key]));
+    for (const [key, label] of extra) {
+      lines.push(`  ${pad(`${label}:`, 70)}`);
+      for (const [name, r] of Object.entries(results.agent)) {
+        if (!r[key]) continue;
+        lines.push(`  ${pad(`  ${name}`, 37)}${lpad(num(r[key].requestsPerSec, 0), 23)}${lpad(num(r[key].cpuUsPerRequest, 0), 18)}`);
+      }
+    }
     if (Object.keys(results.agent).some((name) => name.startsWith('responses'))) {
       const runs = c.traces === 'sequential' ? 'one run at a time' : '500 runs in flight';
       lines.push(`  (responses: recorded Codex requests, 10 tools, the conversation resent whole as Codex does, ${runs}, steps 0-49; KB is the mean)`);
@@ -120,6 +148,34 @@ export function renderTable(results) {
       lines.push(`  ${pad(label, 31)}${lpad(num(r[name].requestsPerSec, 0), 10)}${lpad(num(r[name].p50Ms, 2), 9)}${lpad(num(r[name].cpuUsPerRequest, 1), 12)}`);
     }
     lines.push(`  ${pad('routing cost, us per request', 31)}${lpad(num(r.routingCostUsPerRequest, 1), 31)}`);
+    if (r.comparison) {
+      const k = r.comparison;
+      lines.push(`  ${pad('  per round: median [min, max]', 31)}${lpad(`${num(k.medianDiffUs, 1)} [${num(k.minDiffUs, 1)}, ${num(k.maxDiffUs, 1)}]`, 31)}`);
+    }
+  }
+  const cpuComparisons = (results.comparisons ?? []).filter((k) => k.limit?.ratio !== undefined);
+  if (cpuComparisons.length > 0) {
+    lines.push('');
+    lines.push(`Comparisons in this run (CPU us per request; both targets in the same ${c.rounds} rotating rounds):`);
+    lines.push(`  ${pad('comparison', 58)}${lpad('before', 8)}${lpad('after', 8)}${lpad('after/before', 14)}${lpad('rounds: median [min, max]', 28)}`);
+    for (const k of cpuComparisons) {
+      lines.push(
+        `  ${pad(k.name, 58)}${lpad(num(k.beforeUs, 0), 8)}${lpad(num(k.afterUs, 0), 8)}${lpad(`${num(k.ratio * 100, 1)}%`, 14)}` +
+          `${lpad(`${num(k.medianRatio * 100, 1)}% [${num(k.minRatio * 100, 1)}, ${num(k.maxRatio * 100, 1)}]`, 28)}`,
+      );
+    }
+  }
+  if (results.firstText) {
+    lines.push('');
+    lines.push(`Time to first text byte, tool rules off and on (${c.ttfbSamples} streamed requests per gateway, one in flight, alternating; upstream sends the rest ${c.slowChunkMs} ms later)`);
+    lines.push(`  ${pad('workload', 24)}${lpad('no rules p50', 14)}${lpad('rules p50', 11)}${lpad('diff p50', 10)}${lpad('diff p99', 10)}${lpad('diff per block: median [min, max]', 36)}`);
+    for (const [name, k] of Object.entries(results.firstText)) {
+      lines.push(
+        `  ${pad(name, 24)}${lpad(num(k.beforeP50Ms, 3), 14)}${lpad(num(k.afterP50Ms, 3), 11)}${lpad(num(k.diffP50Ms, 3), 10)}${lpad(num(k.diffP99Ms, 3), 10)}` +
+          `${lpad(`${num(k.medianDiffP50Ms, 3)} [${num(k.minDiffP50Ms, 3)}, ${num(k.maxDiffP50Ms, 3)}]`, 36)}`,
+      );
+    }
+    lines.push('  (ms, from sending to the first answer text; p50 per block of samples, as many blocks as BENCH_ROUNDS)');
   }
   const sequential = (title, block, addedLabel) => {
     lines.push('');
