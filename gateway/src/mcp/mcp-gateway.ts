@@ -15,9 +15,9 @@ import { OriginCheck } from './origin.js';
 import { type ActivityStore, SessionActivity } from './session-activity.js';
 import { SessionIds } from './session-ids.js';
 import type { SessionLimits } from './sessions.js';
+import { definitionDigest, type PinStore, toolDefinition } from './tool-pins.js';
 import type { UpstreamLog } from './upstream.js';
 
-import { definitionDigest, type PinStore, toolDefinition } from './tool-pins.js';
 export interface McpGatewayOptions {
   servers: McpServersConfig;
   dataPlane: DataPlane;
@@ -113,11 +113,6 @@ export class McpGateway {
     );
   }
 
-  /** Before the HTTP server closes: refuse new /mcp requests and end every session's notification stream. */
-  async drain(): Promise<void> {
-    this.front.closing = true;
-    await this.loaded?.sessions.close();
-  }
   /** Whether mcp_servers names the server. */
   hasServer(name: string): boolean {
     return Object.hasOwn(this.opts.servers, name);
@@ -181,6 +176,11 @@ export class McpGateway {
     (await this.load()).pins.accepted(pin);
   }
 
+  /** Before the HTTP server closes: refuse new /mcp requests and end every session's notification stream. */
+  async drain(): Promise<void> {
+    this.front.closing = true;
+    await this.loaded?.sessions.close();
+  }
 
   /** At runtime close: sessions, then the upstream clients (stdio servers are stopped). */
   async close(): Promise<void> {
@@ -188,7 +188,7 @@ export class McpGateway {
     await this.drain();
     const engine = await this.engine?.catch(() => undefined);
     await engine?.sessions.close();
+    engine?.pins.stop();
     await engine?.upstreams.close();
   }
 }
-    engine?.pins.stop();
