@@ -6,6 +6,7 @@ import { PriceOverrides } from './accounting/prices.js';
 import { DEFAULT_REDIS_BREAKER_FAILURES, DEFAULT_REDIS_TIMEOUT_MS } from './accounting/counters/spec.js';
 import { ProviderConfig } from './providers/config.js';
 import { McpServersConfig } from './mcp/mcp-config.js';
+import { McpAuthorizationServers } from './mcp/oauth-config.js';
 import { DEFAULT_PII_SCAN_BYTES } from './policy/pii/scan-budget.js';
 import { AnthropicBetasConfig, DEFAULT_ANTHROPIC_BETAS } from './data-plane/anthropic-betas.js';
 import { Role } from './contract/admin-keys.js';
@@ -150,6 +151,8 @@ export const GatewayConfig = z.strictObject({
       allowed_origins: z
         .array(z.union([z.literal('*'), z.url({ protocol: /^https?$/, message: 'must be an origin such as https://app.example.com, or "*"' })]))
         .default([]),
+      /** OAuth 2.1: authorization servers whose JWT access tokens /mcp accepts beside agent keys (empty: agent keys only). */
+      authorization_servers: McpAuthorizationServers,
     })
     .prefault({}),
 });
@@ -271,7 +274,13 @@ export function loadConfig(opts: { path?: string; env?: NodeJS.ProcessEnv; overr
   Object.assign(raw, opts.overrides ?? {});
   const parsed = GatewayConfig.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    let issue = parsed.error.issues[0]!;
+    // A union (an MCP server is HTTP or stdio) is explained by the branch that came closest, not by "Invalid input".
+    while (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      const closest = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
+      if (closest.length === 0) break;
+      issue = { ...closest[0]!, path: [...issue.path, ...closest[0]!.path] } as typeof issue;
+    }
     const field = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(root)';
     // file:line:col when the field was written in the file (not when it came from the environment or an override).
     const fromFile = locator && !(opts.overrides && issue.path[0] !== undefined && issue.path[0] in opts.overrides);

@@ -23,6 +23,8 @@ export const ERROR_CODES = {
   tool_changed: { status: 403, type: 'policy_blocked' },
   // /mcp: a browser page of another origin, or a Host that is not the gateway's own (DNS rebinding).
   origin_not_allowed: { status: 403, type: 'policy_blocked' },
+  // An OAuth access token on /mcp without the scopes mcp.authorization_servers requires.
+  insufficient_scope: { status: 403, type: 'policy_blocked' },
   insufficient_role: { status: 403, type: 'permission_denied' },
   tenant_forbidden: { status: 403, type: 'permission_denied' },
   csrf_failed: { status: 403, type: 'permission_denied' },

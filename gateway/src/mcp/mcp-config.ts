@@ -1,5 +1,6 @@
 // `mcp_servers:` in agentgw.yaml: the upstream MCP servers /mcp federates. Secrets are `${ENV_VAR}` (read by loadConfig).
 import { z } from 'zod';
+import { McpUpstreamOAuth } from './oauth-config.js';
 
 /** Server names prefix tool names as `<server>__<tool>`, so a name never holds `__` (nor ends with `_`): the split is unambiguous. */
 export const McpServerName = z
@@ -32,6 +33,8 @@ export const McpHttpServerConfig = z.strictObject({
   url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
   /** Sent on every request (Authorization and the like), `${ENV_VAR}` for secrets. */
   headers: z.record(z.string().min(1).max(256), z.string().max(8192)).default({}),
+  /** agentgw's own token for the server (client credentials), sent as Authorization; see oauth-config.ts. */
+  oauth: McpUpstreamOAuth.optional(),
   ...common,
 });
 

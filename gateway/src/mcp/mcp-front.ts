@@ -1,14 +1,16 @@
-// The HTTP front of /mcp (raw node:http, beside the /v1 front): maintenance, agent auth (401 with the OpenAI body and
-// WWW-Authenticate: Bearer), the trace and policy headers, then the session's SDK transport answers.
+// The HTTP front of /mcp (raw node:http, beside the /v1 front): maintenance, agent auth (an agent key, or an OAuth access
+// token when mcp.authorization_servers are configured; 401 with the OpenAI body and WWW-Authenticate: Bearer), the trace
+// and policy headers, then the session's SDK transport answers. It also serves the protected resource metadata.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentgwError, ID_PATTERN } from '../contract/index.js';
 import { SESSION_HEADERS } from '../data-plane/v1-server.js';
 import { type ErrorLog, toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
-import { authenticateAgent } from '../policy/auth.js';
+import { authenticateAgent, bearerKey } from '../policy/auth.js';
 import type { KeyHasher } from '../security/keys.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { McpSession } from './mcp-session.js';
+import { type McpResourceAuth, PROTECTED_RESOURCE_PATH } from './oauth-resource.js';
 import type { OriginCheck } from './origin.js';
 import type { Sessions } from './sessions.js';
 import type { McpCaller } from './tool-call.js';
@@ -53,6 +55,8 @@ export interface McpFrontDeps {
   origins?: OriginCheck;
   /** Whether a server of that name is configured (served alone at /mcp/<server>). */
   hasServer?(name: string): boolean;
+  /** OAuth access tokens of mcp.authorization_servers, beside agent keys (absent: agent keys only). */
+  oauth?: McpResourceAuth;
 }
 
 export class McpFront {
@@ -62,15 +66,20 @@ export class McpFront {
 
   /** True for /mcp and the paths under it. */
   static owns(url: string | undefined): boolean {
-    return url !== undefined && url.startsWith(PATH) && (url.length === PATH.length || '/?'.includes(url[PATH.length]!));
+    return url !== undefined && (under(url, PATH) || under(url, PROTECTED_RESOURCE_PATH));
   }
 
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     res.setHeader('x-request-id', newRequestId());
-    this.serve(req, res).catch((e: unknown) => this.fail(res, e));
+    const path = (req.url ?? '').split('?')[0]!;
+    if (under(path, PROTECTED_RESOURCE_PATH)) {
+      this.serveMetadata(req, res, path);
+      return;
+    }
+    this.serve(req, res).catch((e: unknown) => this.fail(res, e, scopeOf(path) ?? undefined));
   };
 
-  private fail(res: ServerResponse, e: unknown): void {
+  private fail(res: ServerResponse, e: unknown, scope?: string): void {
     const err = toAgentgwError(e, this.deps.log);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
@@ -78,9 +87,47 @@ export class McpFront {
     }
     const body = JSON.stringify(err.toBody());
     const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...err.headers };
-    if (err.status === 401) headers['www-authenticate'] = 'Bearer';
+    if (err.status === 401) headers['www-authenticate'] = this.deps.oauth?.challenge(scope) ?? 'Bearer';
     res.writeHead(err.status, headers);
     res.end(body);
+  }
+
+  /** An agent key (agk_...) as on /v1; with authorization servers configured, any other bearer is checked as their access token. */
+  private async authenticate(header: string | undefined, scope: string | undefined) {
+    const oauth = this.deps.oauth;
+    const parsed = bearerKey(header);
+    if (!oauth || !('key' in parsed) || parsed.key.startsWith('agk_')) return authenticateAgent(header, this.deps.hasher, this.deps.snapshot);
+    return oauth.authenticate(parsed.key, scope);
+  }
+
+  /**
+   * RFC 9728 metadata at /.well-known/oauth-protected-resource, with the endpoint's path appended (/mcp, /mcp/<server>),
+   * as the MCP authorization spec has clients look for it; 404 when no authorization server is configured.
+   */
+  private serveMetadata(req: IncomingMessage, res: ServerResponse, path: string): void {
+    req.resume();
+    const oauth = this.deps.oauth;
+    const rest = path.slice(PROTECTED_RESOURCE_PATH.length);
+    const scope = rest === '' || rest === '/' ? undefined : under(rest, PATH) ? scopeOf(rest) : null;
+    const known = scope === undefined || (scope !== null && this.deps.hasServer?.(scope) === true);
+    let status = 200;
+    let doc: unknown;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      status = 405;
+      doc = new AgentgwError('validation_failed', `${PROTECTED_RESOURCE_PATH} takes GET.`).toBody();
+    } else if (!oauth) {
+      status = 404;
+      doc = new AgentgwError('route_not_found', '/mcp takes agent keys only: no OAuth authorization server is configured (mcp.authorization_servers), so it publishes no protected resource metadata.').toBody();
+    } else if (!known) {
+      status = 404;
+      doc = new AgentgwError('route_not_found', `No protected resource at ${path.slice(0, 200)}: the MCP endpoints are ${PATH} and ${PATH}/<server> (${PROTECTED_RESOURCE_PATH}${PATH}[/<server>]).`).toBody();
+    } else {
+      doc = oauth.metadata();
+    }
+    const body = JSON.stringify(doc);
+    // Public metadata: browser-based MCP clients read it from other origins.
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'access-control-allow-origin': '*', 'cache-control': 'max-age=300', ...(status === 405 ? { allow: 'GET, HEAD' } : {}) });
+    res.end(req.method === 'HEAD' ? undefined : body);
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -99,7 +146,7 @@ export class McpFront {
     }
     // Before auth: a page of another origin learns nothing, not even whether a key is valid.
     this.deps.origins?.check(one(h.origin), one(h.host));
-    const agent = authenticateAgent(one(h.authorization), this.deps.hasher, snapshot);
+    const agent = await this.authenticate(one(h.authorization), scope);
     if (scope !== undefined && !this.deps.hasServer?.(scope)) {
       req.resume();
       throw new AgentgwError('route_not_found', `No MCP server named "${scope.slice(0, 64)}" is configured: use ${PATH} for every server, or ${PATH}/<server> with a name GET /api/mcp/servers lists.`);
@@ -202,6 +249,11 @@ export class McpFront {
 }
 
 const NOT_JSON = Symbol('not json');
+
+/** The path is `prefix` or under it (`prefix/...`, `prefix?...`). */
+function under(url: string, prefix: string): boolean {
+  return url.startsWith(prefix) && (url.length === prefix.length || '/?'.includes(url[prefix.length]!));
+}
 
 /** The endpoint a path names: undefined for /mcp (every server), the server's name for /mcp/<server>, null for anything else. */
 function scopeOf(path: string): string | undefined | null {

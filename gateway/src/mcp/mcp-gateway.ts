@@ -11,6 +11,8 @@ import type { McpEngine } from './mcp-engine.js';
 import { McpFront } from './mcp-front.js';
 import { McpMetrics } from './mcp-metrics.js';
 import { policyToolName } from './names.js';
+import type { McpAuthorizationServer } from './oauth-config.js';
+import { McpResourceAuth } from './oauth-resource.js';
 import { OriginCheck } from './origin.js';
 import { type ActivityStore, SessionActivity } from './session-activity.js';
 import { SessionIds } from './session-ids.js';
@@ -31,6 +33,8 @@ export interface McpGatewayOptions {
   /** mcp.allowed_origins, and whether the gateway listens on loopback (Host checked against DNS rebinding). */
   allowedOrigins?: readonly string[];
   loopbackListen?: boolean;
+  /** mcp.authorization_servers: OAuth access tokens /mcp accepts beside agent keys. */
+  authorizationServers?: readonly McpAuthorizationServer[];
   log?: UpstreamLog & Partial<ErrorLog>;
 }
 
@@ -55,6 +59,7 @@ export class McpGateway {
     this.front = new McpFront({ snapshot: dp.snapshot, hasher: dp.hasher, sessions: async () => (await this.load()).sessions, bodyLimit: opts.bodyLimit, log,
       origins: new OriginCheck({ allowedOrigins: opts.allowedOrigins ?? [], loopbackListen: opts.loopbackListen ?? false }),
       hasServer: (name) => Object.hasOwn(opts.servers, name),
+      ...(opts.authorizationServers?.length ? { oauth: new McpResourceAuth(opts.authorizationServers, dp.snapshot) } : {}),
     });
     // With servers configured, /mcp will be used: load it now, off the start-up path.
     if (Object.keys(opts.servers).length > 0) void this.load().catch(() => undefined);

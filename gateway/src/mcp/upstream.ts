@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
   LoggingMessageNotificationSchema,
@@ -17,6 +18,7 @@ import {
 import { AgentgwError } from '../contract/index.js';
 import { VERSION } from '../version.js';
 import { isStdio, type McpServerConfig } from './mcp-config.js';
+import { ClientCredentials, clientCredentialsFetch } from './upstream-oauth.js';
 
 /** What an upstream tells the sessions of this node. */
 export interface UpstreamEvents {
@@ -92,7 +94,14 @@ export class Upstream {
     private readonly log?: UpstreamLog,
     /** The server's log messages (notifications/message) and resource updates, for the sessions that use it. */
     private readonly events: UpstreamEvents = {},
-  ) {}
+  ) {
+    if (!isStdio(config) && config.oauth) {
+      this.fetch = clientCredentialsFetch(new ClientCredentials(name, config.oauth, config.oauth.resource ?? config.url));
+    }
+  }
+
+  /** How requests reach an HTTP server that wants agentgw's own token (oauth: client credentials). */
+  private readonly fetch: FetchLike | undefined;
 
   /** What the connected server offers (undefined when it is not connected). */
   get capabilities(): ServerCapabilities | undefined {
@@ -153,7 +162,7 @@ export class Upstream {
       // The SDK's default environment (PATH, HOME, ...) and the configured variables: never the gateway's own secrets.
       return new StdioClientTransport({ command: c.command, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, cwd: c.cwd, stderr: 'ignore' });
     }
-    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, ...(this.fetch ? { fetch: this.fetch } : {}) });
   }
 
   private async connect(): Promise<Client> {

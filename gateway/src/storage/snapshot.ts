@@ -35,6 +35,7 @@ export function stoppedTraceKey(tenantId: string, traceId: string): string {
  */
 export class Snapshot {
   private byKeyHash = new Map<string, StoredAgent>();
+  private byId = new Map<string, StoredAgent>();
   private policies = new Map<string, Policy>();
   /** Keys of stopped traces (stoppedTraceKey). */
   private stops: ReadonlySet<string> = new Set<string>();
@@ -151,6 +152,7 @@ export class Snapshot {
     if (seq < this.loadApplied) return;
     this.loadApplied = seq;
     this.byKeyHash = new Map(agents.map((a) => [a.key_hash, a]));
+    this.byId = new Map(agents.flatMap((a) => [[a.id, a], [`${a.tenant_id}/${a.name}`, a]]));
     this.policies = new Map(policies.map((p) => [p.id, p]));
     this.stops = new Set(stops.map((t) => stoppedTraceKey(t.tenant_id, t.trace_id)));
     this.maintenanceState = maintenance ? JSON.parse(maintenance) : MAINTENANCE_OFF;
@@ -191,6 +193,10 @@ export class Snapshot {
 
   agentByKeyHash(hash: string): StoredAgent | undefined {
     return this.byKeyHash.get(hash);
+  }
+  /** The agent of an id, or of `<tenant_id>/<name>` (an OAuth access token's agent claim names it so). */
+  agentByIdOrName(idOrName: string): StoredAgent | undefined {
+    return this.byId.get(idOrName);
   }
   policy(id: string | null | undefined): Policy | undefined {
     return id ? this.policies.get(id) : undefined;

@@ -24,6 +24,8 @@ export interface TestGatewayOptions {
   pgUrl?: string;
   /** Share an existing SQLite file (another gateway's): it is left in place on close. */
   sqlitePath?: string;
+  /** The port to listen on (a free one when left out): for config that names the gateway's own URL. */
+  port?: number;
 }
 
 export type TestStorage = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; schema: string };
@@ -56,7 +58,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     redisPrefix: `agentgw-test:${pgSchema}:`,
   });
   const app = await buildApp({ services: runtime, logger: false });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return {
@@ -74,4 +76,14 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       if (opts.storage === 'postgres' && !opts.pgSchema) await dropSchema(pgSchema, pgUrl);
     },
   };
+}
+
+/** A port free now on loopback (for a gateway whose config must name its own URL before it starts). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }
