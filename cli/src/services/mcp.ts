@@ -1,4 +1,4 @@
-import type { McpServer } from '@agentgw/gateway/contract';
+import type { McpPinnedTool, McpServer, McpServerTools } from '@agentgw/gateway/contract';
 import { AdminHttp } from '../admin-client/http.js';
 import type { Agent } from '../admin-client/types.js';
 import { CliError } from '../errors.js';
@@ -32,4 +32,34 @@ export async function mcpToolsOf(flags: ConnectionOptions, agentRef: string): Pr
   const servers = await mcpServers(flags, agent.id);
   const tools = servers.flatMap((s) => s.tools.map((t) => ({ tool: `${s.name}__${t}`, server: s.name, price_usd: s.prices[t] ?? null })));
   return { agent, tools };
+}
+
+/** GET /api/mcp/servers/{name}/tools: each tool the server lists now with its pin status and, when changed, both definitions. */
+export async function mcpServerTools(flags: ConnectionOptions, server: string): Promise<McpServerTools> {
+  const res = await http(flags).send<McpServerTools>('GET', `/mcp/servers/${encodeURIComponent(server)}/tools`);
+  return res.data;
+}
+
+/** SERVER/TOOL, split at the first `/` (server names never hold one; tool names may). */
+export function parseToolRef(ref: string): { server: string; tool: string } {
+  const at = ref.indexOf('/');
+  if (at <= 0 || at === ref.length - 1) throw new CliError(`"${ref}" is not SERVER/TOOL: name the tool as agentgw mcp tools --server SERVER lists it, e.g. github/create_issue`);
+  return { server: ref.slice(0, at), tool: ref.slice(at + 1) };
+}
+
+/** POST /api/mcp/servers/{name}/tools/{tool}/accept: pins the definition listed now (refused when it is not `digest`, when given). */
+export async function acceptMcpTool(flags: ConnectionOptions, ref: string, digest?: string): Promise<McpPinnedTool> {
+  const { server, tool } = parseToolRef(ref);
+  if (digest !== undefined && digest.length < 64) {
+    // A digest as the table prints it (its first 12 digits): completed from the definition listed now, if it is that one.
+    const now = (await mcpServerTools(flags, server)).data.find((t) => t.name === tool);
+    if (now && !now.digest.startsWith(digest.toLowerCase())) {
+      throw new CliError(`the definition of ${ref} is now ${now.digest.slice(0, 12)}, not the ${digest} you reviewed: review it again (agentgw mcp tools --server ${server})`);
+    }
+    if (now) digest = now.digest;
+  }
+  const res = await http(flags).send<McpPinnedTool>('POST', `/mcp/servers/${encodeURIComponent(server)}/tools/${encodeURIComponent(tool)}/accept`, {
+    body: digest === undefined ? {} : { digest },
+  });
+  return res.data;
 }
