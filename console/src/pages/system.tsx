@@ -5,6 +5,7 @@ import { Badge, Card, ErrorNote, Loading } from '../components/bits';
 import { time, usd } from '../format';
 import { useSession } from '../session';
 import { usePoll } from '../use-poll';
+import { ToolPins } from './tool-pins';
 
 export function System() {
   const { api } = useSession();
@@ -53,6 +54,7 @@ export function System() {
             </div>
           </Card>
           <McpServers />
+          <ToolPins />
           <Card title="Roles">
             <dl className="rules">
               {c.rbac_roles.map((r) => (
