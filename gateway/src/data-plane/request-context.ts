@@ -21,8 +21,8 @@ export interface RequestContext {
   operation: 'chat' | 'embeddings';
   /** The API the client spoke, recorded on the trace step. */
   endpoint: Endpoint;
-  /** The error body shape the client reads: OpenAI's, or Anthropic's on /v1/messages. */
-  errorDialect: 'openai' | 'anthropic';
+  /** The error body shape the client reads: OpenAI's, Anthropic's on /v1/messages, Google's on the Gemini routes. */
+  errorDialect: 'openai' | 'anthropic' | 'gemini';
   piiTypes: PiiType[];
   /** Redacted body kept for the trace when a policy opted in with the capture_bodies label. */
   capturedBody?: string;

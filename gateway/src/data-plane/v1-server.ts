@@ -13,6 +13,8 @@ import { embeddings } from './dialects/embeddings/embeddings.js';
 import { checkedAnthropicBeta } from './anthropic-betas.js';
 import { countTokens } from './dialects/messages/count-tokens.js';
 import { anthropicErrorBody, isAnthropicPath } from '../contract/anthropic-error.js';
+import { geminiErrorBody, isGeminiPath } from '../contract/gemini-error.js';
+import { type GeminiRoute, geminiDispatch, geminiModels, geminiRoute } from './dialects/gemini/gemini-routes.js';
 import { messages } from './dialects/messages/messages.js';
 import { models } from './models.js';
 import { responses } from './dialects/responses/responses.js';
@@ -23,7 +25,7 @@ import { type RequestContext, releaseHeldTarget } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
 const NOT_FOUND =
-  'the gateway serves POST /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/messages/count_tokens and /v1/responses; GET and DELETE /v1/responses/{id}; GET /v1/responses/{id}/input_items and /v1/models.';
+  'the gateway serves POST /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/messages/count_tokens and /v1/responses; GET and DELETE /v1/responses/{id}; GET /v1/responses/{id}/input_items and /v1/models; POST /v1beta/models/{model}:generateContent, :streamGenerateContent and :countTokens (also under /v1/models/); GET /v1beta/models and /v1beta/models/{model}.';
 
 /**
  * Agent clients' own session ids, read as the trace id when no trace header is sent (Claude Code's, Codex's), so an
@@ -31,9 +33,9 @@ const NOT_FOUND =
  */
 export const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id', 'session_id'] as const;
 
-type Route = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'models' | StoredRoute | null;
+type Route = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'models' | StoredRoute | GeminiRoute | null;
 type StoredRoute = 'response_get' | 'response_delete' | 'response_items';
-type BodyRoute = Exclude<Route, 'models' | StoredRoute | null>;
+type BodyRoute = Exclude<Route, 'models' | 'gemini_models' | 'gemini_model' | StoredRoute | null>;
 
 const RESPONSES_PREFIX = '/v1/responses/';
 
@@ -43,6 +45,8 @@ const MODEL_CALL_ENDPOINTS: Partial<Record<Exclude<Route, null>, RequestContext[
   embeddings: 'embeddings',
   messages: 'messages',
   responses: 'responses',
+  gemini_generate: 'gemini',
+  gemini_stream: 'gemini',
 };
 
 /** GET / DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items. */
@@ -72,13 +76,13 @@ function route(method: string | undefined, url: string): Route {
   if (path === '/v1/responses') return method === 'POST' ? 'responses' : null;
   if (path === '/v1/models') return method === 'GET' || method === 'HEAD' ? 'models' : null;
   if (path.startsWith(RESPONSES_PREFIX) && path.length > RESPONSES_PREFIX.length) return storedRoute(method, path);
-  return null;
+  return geminiRoute(method, path);
 }
 
 interface ErrorIds {
   requestId: string;
   traceId: string;
-  errorDialect: 'openai' | 'anthropic';
+  errorDialect: 'openai' | 'anthropic' | 'gemini';
 }
 
 /** `?beta=true` when the query asks for Anthropic's beta features (Claude Code always does), else ''. */
@@ -94,6 +98,15 @@ function sessionTrace(h: IncomingMessage['headers']): string | undefined {
     if (v !== undefined && TRACE_ID.test(v)) return v;
   }
   return undefined;
+}
+
+/** A Gemini client's key: x-goog-api-key, else the query's `key`. */
+function geminiKeyOf(req: IncomingMessage): string | undefined {
+  const header = one(req.headers['x-goog-api-key']);
+  if (header !== undefined) return header;
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  return q === -1 ? undefined : (new URLSearchParams(url.slice(q + 1)).get('key') ?? undefined);
 }
 
 function one(v: string | string[] | undefined): string | undefined {
@@ -150,7 +163,10 @@ export class V1Server {
 
   /** True for the paths this server answers (everything under /v1). */
   static owns(url: string | undefined): boolean {
-    return url !== undefined && url.startsWith('/v1') && (url.length === 3 || url.charCodeAt(3) === 47 || url.charCodeAt(3) === 63);
+    if (url === undefined || !url.startsWith('/v1')) return false;
+    if (url.length === 3 || url.charCodeAt(3) === 47 || url.charCodeAt(3) === 63) return true;
+    // Google's API version of the Gemini routes.
+    return url.startsWith('/v1beta') && (url.length === 7 || url.charCodeAt(7) === 47 || url.charCodeAt(7) === 63);
   }
 
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -163,7 +179,7 @@ export class V1Server {
     const traceOk = named !== undefined && TRACE_ID.test(named);
     const which = route(req.method, req.url ?? '/');
     // Anthropic clients read Anthropic's error shape on every path of their API, wrong ones included.
-    const errorDialect = isAnthropicPath(req.url ?? '') ? 'anthropic' : 'openai';
+    const errorDialect = isAnthropicPath(req.url ?? '') ? 'anthropic' : isGeminiPath(req.url ?? '') ? 'gemini' : 'openai';
     const ids = { requestId, traceId: traceOk ? named! : requestId, errorDialect } as const;
     let ctx: RequestContext | undefined;
     try {
@@ -177,7 +193,12 @@ export class V1Server {
         });
       }
       // Anthropic clients send their key as x-api-key.
-      const apiKey = errorDialect === 'anthropic' && h.authorization === undefined ? one(h['x-api-key']) : undefined;
+      // Gemini clients send theirs as x-goog-api-key or ?key= (never logged: no URL reaches a log or a trace).
+      const apiKey =
+        h.authorization !== undefined ? undefined : errorDialect === 'anthropic' ? one(h['x-api-key']) : errorDialect === 'gemini' ? geminiKeyOf(req) : undefined;
+      if (errorDialect === 'gemini' && apiKey === undefined && h.authorization === undefined) {
+        throw new AgentgwError('invalid_api_key', 'Missing API key: send your agent key as "x-goog-api-key: <AGENT_KEY>" (GEMINI_API_KEY for Gemini CLI) or as ?key=<AGENT_KEY>.');
+      }
       const agent = authenticateAgent(apiKey !== undefined ? `Bearer ${apiKey}` : one(h.authorization), this.dp.hasher, this.dp.snapshot, errorDialect === 'anthropic');
       const now = Date.now();
       ctx = {
@@ -239,6 +260,15 @@ export class V1Server {
         models(this.dp, ex);
         return;
       }
+      if (which === 'gemini_models' || which === 'gemini_model') {
+        // Listing models is no model call: answered, not recorded.
+        try {
+          geminiModels(this.dp, ex, which === 'gemini_model');
+        } catch (e) {
+          this.fail(undefined, ids, res, e);
+        }
+        return;
+      }
       if (which === 'response_get' || which === 'response_delete' || which === 'response_items') {
         this.stored(ex, which);
         return;
@@ -246,6 +276,7 @@ export class V1Server {
       ctx.operation = which === 'embeddings' ? 'embeddings' : 'chat';
       if (which === 'messages' || which === 'count_tokens') ctx.endpoint = 'messages';
       else if (which === 'responses') ctx.endpoint = 'responses';
+      else if (which === 'gemini_generate' || which === 'gemini_stream' || which === 'gemini_count') ctx.endpoint = 'gemini';
       this.readBody(req, res, ex, which);
     } catch (e) {
       this.fail(ctx, ids, res, e);
@@ -261,7 +292,7 @@ export class V1Server {
       if (!res.writableEnded) res.end();
       return;
     }
-    const body = ids.errorDialect === 'anthropic' ? anthropicErrorBody(err, ids.requestId) : JSON.stringify(err.toBody());
+    const body = ids.errorDialect === 'anthropic' ? anthropicErrorBody(err, ids.requestId) : ids.errorDialect === 'gemini' ? geminiErrorBody(err) : JSON.stringify(err.toBody());
     sendJson({ ctx: ids, res }, err.status, body, err.headers);
   }
 
@@ -353,14 +384,16 @@ export class V1Server {
             ? countTokens(this.dp, ex, body, queryOf(ex.req))
             : which === 'responses'
               ? responses(this.dp, ex, body)
-              : embeddings(this.dp, ex, body);
+              : which === 'gemini_generate' || which === 'gemini_stream' || which === 'gemini_count'
+                ? geminiDispatch(this.dp, ex, body, which)
+                : embeddings(this.dp, ex, body);
     run.then(
       () => releaseHeldTarget(ex.ctx),
       (e: unknown) => {
         releaseHeldTarget(ex.ctx);
         try {
           // Counting tokens is no model call: its failures are answered, not recorded.
-          this.fail(which === 'count_tokens' ? undefined : ex.ctx, ex.ctx, ex.res, tooDeepToProcess(e, body) ?? e);
+          this.fail(which === 'count_tokens' || which === 'gemini_count' ? undefined : ex.ctx, ex.ctx, ex.res, tooDeepToProcess(e, body) ?? e);
         } catch (bug) {
           this.log?.error({ err: bug }, 'failed to answer an error');
           ex.res.destroy();

@@ -1,7 +1,7 @@
 // What a dialect tells the checks about one request. Checks read only this, so every dialect gets every check.
 import type { PiiScope, TextVisitor } from './pii/request-texts.js';
 
-export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'responses' | 'mcp';
+export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'responses' | 'gemini' | 'mcp';
 
 /**
  * The policy view of a dialect: functions over a request body of that dialect. One object per dialect, not per request,

@@ -32,6 +32,9 @@ export function webSearchesUpperBound(endpoint: Endpoint, body: Record<string, u
     case 'chat.completions':
       // Search models search once; a target that runs its own web search tool for it (Anthropic) sets no limit.
       return body.web_search_options !== undefined && body.web_search_options !== null ? UNBOUNDED_WEB_SEARCHES : 0;
+    case 'gemini':
+      // Google Search grounding (googleSearch, google_search, googleSearchRetrieval) sets no limit of its own.
+      return Array.isArray(body.tools) && body.tools.some((t) => t !== null && typeof t === 'object' && Object.keys(t).some((k) => /^google_?search/i.test(k))) ? UNBOUNDED_WEB_SEARCHES : 0;
     default:
       return 0;
   }

@@ -149,6 +149,31 @@ export interface NativeResponses {
   stream(ctx: ResponsesCallContext, body: Record<string, unknown>): Promise<ResponsesStream>;
 }
 
+/** A call of Gemini's generateContent sent natively: the body as the client wrote it (the model is in the path). */
+export interface GeminiCallContext extends CallContext {
+  /** Counts the prompt when the upstream reports no usage. */
+  estimatePromptTokens: () => number;
+}
+
+export interface GeminiResult {
+  /** The upstream's JSON text of the GenerateContentResponse, passed on as it is. */
+  text: string;
+  /** The same, parsed. */
+  value: Record<string, unknown>;
+  usage: Usage;
+}
+
+/**
+ * Gemini's generateContent of an upstream that speaks it: request and answer pass through as sent. Its stream's frames
+ * are the upstream's own `alt=sse` events (`data: {GenerateContentResponse}\n\n`), unchanged.
+ */
+export interface NativeGemini {
+  generate(ctx: GeminiCallContext, body: Record<string, unknown>): Promise<GeminiResult>;
+  stream(ctx: GeminiCallContext, body: Record<string, unknown>): Promise<ChatStream>;
+  /** :countTokens: the upstream's JSON text, `{"totalTokens": N, ...}`. */
+  countTokens(ctx: GeminiCallContext, body: Record<string, unknown>): Promise<string>;
+}
+
 /**
  * One configured upstream. Every method rejects with an AgentgwError for upstream problems:
  * `upstream_unavailable` / `upstream_timeout` are retryable (`err.isRetryable`: try the next fallback target),
@@ -175,6 +200,8 @@ export interface ProviderAdapter {
   readonly messages?: NativeMessages;
   /** Present when the upstream speaks OpenAI's Responses API natively. */
   readonly responses?: NativeResponses;
+  /** Present when the upstream speaks Gemini's generateContent natively. */
+  readonly gemini?: NativeGemini;
   /** Closes its connection pool; in-flight requests finish first. */
   close(): Promise<void>;
 }

@@ -13,5 +13,6 @@ export function geminiUsage(meta: GeminiUsageMetadata | undefined): ReportedUsag
     out.completion_tokens = 0;
   }
   if (typeof meta.cachedContentTokenCount === 'number') out.cached_prompt_tokens = meta.cachedContentTokenCount;
+  if (typeof meta.thoughtsTokenCount === 'number') out.reasoning_tokens = meta.thoughtsTokenCount;
   return out;
 }

@@ -144,7 +144,7 @@ describe('gemini adapter', () => {
     ]);
     expect(chunks[0]).toMatchObject({ id: 'chatcmpl-7L1maNi9L5O3z7IPl8KTqAg', model: 'gemini-2.5-flash', object: 'chat.completion.chunk' });
     expect(chunks[5].usage).toEqual({ prompt_tokens: 5, completion_tokens: 35, total_tokens: 40 });
-    expect(stream.usage()).toEqual({ prompt_tokens: 5, completion_tokens: 35, estimated: false });
+    expect(stream.usage()).toEqual({ prompt_tokens: 5, completion_tokens: 35, reasoning_tokens: 27, estimated: false });
   });
 
   it('streams function calls as whole tool_calls deltas', async () => {

@@ -11,13 +11,14 @@ import { providerIdentity, type ProviderIdentity } from '../shared/provider-iden
 import { StreamMeter } from '../shared/stream-meter.js';
 import { UpstreamClient } from '../shared/upstream-client.js';
 import { badUpstreamResponse } from '../shared/upstream-failure.js';
-import type { CallContext, ChatResult, ChatStream, EmbeddingsResult, ProviderAdapter } from '../spec.js';
+import type { CallContext, ChatResult, ChatStream, EmbeddingsResult, GeminiCallContext, GeminiResult, NativeGemini, ProviderAdapter } from '../spec.js';
 import { convertGeminiResponse } from './convert-gemini-response.js';
 import { geminiEmbeddingsRequest, geminiEmbeddingVectors, toOpenAIEmbeddings } from './convert-to-gemini-embeddings.js';
 import { convertToGeminiRequest } from './convert-to-gemini-request.js';
 import type { GeminiResponse } from './gemini-api.js';
 import { geminiModelPath } from './gemini-model-path.js';
 import { geminiStreamFrames } from './gemini-stream-frames.js';
+import { GeminiPassthroughFrames, geminiFrameText, nativeGeminiBody, nativeGeminiUsage } from './gemini-native.js';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 
@@ -92,6 +93,27 @@ export class GeminiAdapter implements ProviderAdapter {
         state,
       }),
     });
+  }
+
+  /** Gemini requests go as the client wrote them (the target's model in the path), answers come back as sent. */
+  readonly gemini: NativeGemini = {
+    generate: async (ctx: GeminiCallContext, body: Record<string, unknown>): Promise<GeminiResult> => {
+      const { value, text } = await this.client.sendJsonText<GeminiResponse>(this.native(ctx, 'generateContent', body));
+      return { text, value: value as Record<string, unknown>, usage: nativeGeminiUsage(this.identity, value, ctx) };
+    },
+    stream: async (ctx: GeminiCallContext, body: Record<string, unknown>): Promise<ChatStream> => {
+      const meter = new StreamMeter(ctx.estimatePromptTokens, geminiFrameText);
+      const req = this.native(ctx, 'streamGenerateContent', body);
+      return this.client.openFrames({ ...req, path: `${req.path}?alt=sse` }, { meter, translator: new GeminiPassthroughFrames(this.identity, meter) });
+    },
+    countTokens: async (ctx: GeminiCallContext, body: Record<string, unknown>): Promise<string> => {
+      return (await this.client.sendJsonText<{ totalTokens?: number }>(this.native(ctx, 'countTokens', body))).text;
+    },
+  };
+
+  private native(ctx: GeminiCallContext, method: string, body: Record<string, unknown>) {
+    this.requireKey();
+    return { path: geminiModelPath(ctx.model, method), headers: this.headers, body: nativeGeminiBody(body), signal: ctx.signal };
   }
 
   async embeddings(ctx: CallContext, body: OpenAIEmbeddingsRequest): Promise<EmbeddingsResult> {

@@ -1,0 +1,219 @@
+// POST /v1beta/models/{model}:generateContent and :streamGenerateContent (also under /v1/models/): Google's Gemini API.
+// Native to upstreams that speak it (the body and the answer as sent), translated through Chat Completions for every
+// other provider, streams included. Without alt=sse a stream is answered as Google does: one JSON array, element by element.
+import { randomBytes } from 'node:crypto';
+import { checkedUsage } from '../../../accounting/usage-counts.js';
+import { geminiErrorEvent } from '../../../contract/gemini-error.js';
+import type { ChatStream, GeminiCallContext, Usage } from '../../../providers/spec.js';
+import { GeminiStreamEncoder } from '../../../translate/chat-stream-to-gemini-events.js';
+import { chatCompletionToGemini } from '../../../translate/chat-to-gemini-response.js';
+import { geminiToChatRequest } from '../../../translate/gemini-to-chat-request.js';
+import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
+import { ClientAbort } from '../../client-abort.js';
+import type { DataPlane } from '../../data-plane.js';
+import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
+import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
+import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
+import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { GeminiToolFilter, gateGeminiResponse, withoutDeniedGeminiTools } from '../../tool-calls/gemini-tool-calls.js';
+import { geminiPolicyView } from './gemini-policy-view.js';
+import { camelGemini, checkGeminiShape } from './gemini-shape.js';
+
+type Json = Record<string, unknown>;
+
+export type GeminiMethod = 'generateContent' | 'streamGenerateContent';
+
+export interface GeminiCall {
+  /** The model of the path: `provider/model`, an alias, or a bare id an alias matches. */
+  model: string;
+  method: GeminiMethod;
+  /** `alt=sse`: a stream of server-sent events; else one JSON array. */
+  sse: boolean;
+}
+
+/** Models that take a reasoning effort on OpenAI-format upstreams (thinkingConfig maps onto it). */
+const REASONING_MODEL = /(^|\/)(o\d|gpt-5|gpt-oss|deepseek-r|qwq)/i;
+
+/** The target's own generateContent, when it speaks Gemini's API. */
+function nativeOf(t: PricedTarget) {
+  return t.provider.gemini;
+}
+
+function responseId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+/** The Chat Completions request a translated target receives. */
+function chatRequestFor(t: PricedTarget, body: Json, stream: boolean) {
+  const type = t.provider.type;
+  return geminiToChatRequest(camelGemini(body), {
+    model: t.model,
+    maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
+    reasons: REASONING_MODEL.test(t.model),
+    stream,
+    maxOutputCap: t.price?.max_output_tokens,
+  });
+}
+
+export async function gemini(dp: DataPlane, ex: Exchange, rawBody: unknown, call: GeminiCall): Promise<void> {
+  const ctx = ex.ctx;
+  checkGeminiShape(rawBody);
+  // The path names the model; a `model` member of the body is not sent on (the upstream's path names the target's).
+  const body: Json & { model: string } = { ...rawBody, model: call.model };
+  ctx.stream = call.method === 'streamGenerateContent';
+  const a = await admit(dp, ctx, body, geminiPolicyView);
+  const gate = toolGateOf(ctx);
+  if (gate) a.body = withoutDeniedGeminiTools(a.body, gate.rules) as typeof a.body;
+  const abort = new ClientAbort(ex.res);
+  const callOf = (t: PricedTarget): GeminiCallContext => ({
+    model: t.model,
+    signal: abort,
+    requestId: ctx.requestId,
+    includeUsage: true,
+    estimatePromptTokens: () => Math.ceil(geminiPolicyView.promptTokensUpperBound(a.body) / 4),
+  });
+  try {
+    if (ctx.stream) await streamContent(dp, ex, a, abort, callOf, gate, call);
+    else await generateContent(dp, ex, a, callOf, gate, call);
+  } finally {
+    abort.dispose();
+  }
+}
+
+async function generateContent(dp: DataPlane, ex: Exchange, a: Admission<Json & { model: string }>, callOf: (t: PricedTarget) => GeminiCallContext, gate: ToolGate | null, call: GeminiCall): Promise<void> {
+  const ctx = ex.ctx;
+  let answer: { result: { text: string; usage: Usage }; target: PricedTarget };
+  try {
+    answer = await withFallback(ctx, a.targets, async (t) => {
+      const native = nativeOf(t);
+      if (native) return native.generate(callOf(t), a.body);
+      const result = await t.provider.chat(callOf(t), chatRequestFor(t, a.body, false));
+      return { text: JSON.stringify(chatCompletionToGemini(result.body, { model: call.model, usage: result.usage, responseId: responseId() })), usage: result.usage };
+    });
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+  const { result, target } = answer;
+  const usage = checkedUsage(result.usage);
+  const cost = actualCost(target, usage);
+  let text = result.text;
+  if (gate !== null) {
+    const response = JSON.parse(text) as Json;
+    if (await gateGeminiResponse(response, gate)) text = JSON.stringify(response);
+  }
+  // Journaled before the answer leaves: a crash after it loses no billed row.
+  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
+  sendJson(ex, 200, text, clampedHeader(a));
+  await dp.settle(a, ctx, cost, usage);
+}
+
+/** A translated stream: the target's chat chunks re-encoded as Gemini's events. */
+class TranslatedStream implements FrameSource {
+  private readonly encoder: GeminiStreamEncoder;
+
+  constructor(
+    private readonly chat: ChatStream,
+    model: string,
+  ) {
+    this.encoder = new GeminiStreamEncoder({ model, responseId: responseId() });
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for await (const first of this.chat) {
+      const rest = this.chat.takeReady?.();
+      const out = this.encoder.frames(rest ? first + rest : first);
+      if (out) yield out;
+    }
+  }
+
+  /** The closing event, with the calls and the usage the target reported. */
+  finish(): string {
+    return this.encoder.close(this.chat.usage());
+  }
+
+  usage(): Usage {
+    return this.chat.usage();
+  }
+}
+
+/**
+ * Without alt=sse, Google streams one JSON array whose elements are the events' responses: `[{...}` then `,\r\n{...}`
+ * for each later one, and `]` at the end. The SSE frames of the stream are re-written as such elements.
+ */
+class JsonArrayStream implements FrameSource {
+  private started = false;
+
+  constructor(private readonly inner: FrameSource) {}
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for await (const first of this.inner) {
+      const rest = this.inner.takeReady?.();
+      const out = this.elements(rest ? first + rest : first);
+      if (out) yield out;
+    }
+  }
+
+  /** SSE frames -> array elements. */
+  elements(frames: string): string {
+    let out = '';
+    for (const frame of frames.split('\n\n')) {
+      const data = frame.startsWith('data: ') ? frame.slice(6) : frame.startsWith('data:') ? frame.slice(5) : '';
+      if (!data.trim()) continue;
+      out += (this.started ? ',\r\n' : '[') + data;
+      this.started = true;
+    }
+    return out;
+  }
+
+  /** The closing frames as elements, and the array's end. */
+  closing(last: string): string {
+    const out = this.elements(last);
+    return out + (this.started ? ']' : '[]');
+  }
+
+  usage(): Usage {
+    return this.inner.usage();
+  }
+}
+
+function startJsonArray(ex: Exchange, extra?: Record<string, string>): void {
+  const headers = ['content-type', 'application/json; charset=utf-8', 'x-request-id', ex.ctx.requestId, 'x-agent-trace-id', ex.ctx.traceId];
+  if (extra) for (const k in extra) headers.push(k, extra[k]!);
+  ex.res.writeHead(200, headers);
+}
+
+async function streamContent(
+  dp: DataPlane,
+  ex: Exchange,
+  a: Admission<Json & { model: string }>,
+  abort: ClientAbort,
+  callOf: (t: PricedTarget) => GeminiCallContext,
+  gate: ToolGate | null,
+  call: GeminiCall,
+): Promise<void> {
+  const ctx = ex.ctx;
+  let stream: ChatStream | TranslatedStream;
+  let target: PricedTarget;
+  try {
+    ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(ctx, a.targets, async (t) => {
+      const native = nativeOf(t);
+      if (native) return native.stream(callOf(t), a.body);
+      return new TranslatedStream(await t.provider.chatStream(callOf(t), chatRequestFor(t, a.body, true)), call.model);
+    }));
+  } catch (e) {
+    await dp.release(a);
+    throw e;
+  }
+  // From here on the status is sent: failures become an error event (element), and what was streamed is billed.
+  if (call.sse) startEventStream(ex, clampedHeader(a));
+  else startJsonArray(ex, clampedHeader(a));
+  const translated = stream instanceof TranslatedStream ? stream : null;
+  const gated = gate ? new ToolGatedSource(stream, new GeminiToolFilter(gate)) : null;
+  const array = call.sse ? null : new JsonArrayStream(gated ?? stream);
+  const relayed = await relayFrames(ex, abort, array ?? gated ?? stream);
+  let last = relayed.failure ? geminiErrorEvent(relayed.failure) : translated ? translated.finish() : '';
+  if (gated && !relayed.failure) last = await gated.filter.close(last, false);
+  if (array) last = array.closing(last);
+  await recordStreamed(dp, ex, a, target, stream, relayed, last, undefined, gate?.records);
+}

@@ -1,0 +1,90 @@
+// OpenAI chat.completion.chunk SSE frames -> Gemini streamGenerateContent (alt=sse) events, for a streamed answer from an
+// upstream that does not speak Gemini. Text streams as it comes; Gemini sends a function call whole, so each call is
+// sent once its arguments are complete (at the finish), in the last event with the finishReason and the usage.
+import type { GeminiPart } from '../providers/gemini/gemini-api.js';
+import type { OpenAIChatCompletionChunk } from '../providers/openai-format.js';
+import type { Usage } from '../providers/spec.js';
+import { chatChunkOfFrame } from './chat-chunk-frame.js';
+import { geminiArgs, geminiFinishReason, geminiUsageMetadata } from './chat-to-gemini-response.js';
+
+interface Call {
+  id: string;
+  name: string;
+  args: string;
+}
+
+export class GeminiStreamEncoder {
+  private readonly calls = new Map<number, Call>();
+  private finish: string | null = null;
+  private rest = '';
+  private out = '';
+  private finished = false;
+
+  constructor(private readonly opts: { model: string; responseId: string }) {}
+
+  /** One or more `data: {chunk}\n\n` frames -> the Gemini events they make (possibly none). */
+  frames(text: string): string {
+    if (this.finished) return '';
+    this.out = '';
+    const buf = this.rest ? this.rest + text : text;
+    let from = 0;
+    for (let end = buf.indexOf('\n\n', from); end !== -1; end = buf.indexOf('\n\n', from)) {
+      const chunk = chatChunkOfFrame(buf, from, end);
+      if (chunk) this.chunk(chunk);
+      from = end + 2;
+    }
+    this.rest = from < buf.length ? buf.slice(from) : '';
+    return this.take();
+  }
+
+  /** The last event: the calls, the finishReason and the usage. */
+  close(usage: Usage): string {
+    if (this.finished) return '';
+    this.out = '';
+    if (this.rest) {
+      const buf = this.rest;
+      this.rest = '';
+      const chunk = chatChunkOfFrame(buf, 0, buf.length);
+      if (chunk) this.chunk(chunk);
+    }
+    this.finished = true;
+    const parts: GeminiPart[] = [];
+    for (const call of [...this.calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c)) {
+      parts.push({ functionCall: { id: call.id, name: call.name, args: geminiArgs(call.args) } });
+    }
+    this.emit({
+      candidates: [{ content: { role: 'model', parts }, finishReason: geminiFinishReason(this.finish), index: 0 }],
+      usageMetadata: geminiUsageMetadata(usage),
+    });
+    return this.take();
+  }
+
+  private chunk(chunk: OpenAIChatCompletionChunk): void {
+    const choice = chunk.choices?.[0];
+    if (!choice) return;
+    const delta = choice.delta;
+    if (delta) {
+      const text = (delta.content ?? '') + (delta.refusal ?? '');
+      if (text) this.emit({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }] });
+      for (const d of delta.tool_calls ?? []) {
+        const index = d.index ?? 0;
+        let call = this.calls.get(index);
+        if (!call) this.calls.set(index, (call = { id: '', name: '', args: '' }));
+        if (d.id) call.id = d.id;
+        if (d.function?.name) call.name += d.function.name;
+        if (d.function?.arguments) call.args += d.function.arguments;
+      }
+    }
+    if (choice.finish_reason) this.finish = choice.finish_reason;
+  }
+
+  private emit(event: Record<string, unknown>): void {
+    this.out += `data: ${JSON.stringify({ ...event, modelVersion: this.opts.model, responseId: this.opts.responseId })}\n\n`;
+  }
+
+  private take(): string {
+    const s = this.out;
+    this.out = '';
+    return s;
+  }
+}
