@@ -22,8 +22,8 @@ interface Agent {
   close(): Promise<void>;
 }
 
-async function connect(url: string, key: string): Promise<Agent> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
+async function connect(url: string, key: string, path = '/mcp'): Promise<Agent> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}${path}`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
   const client = new Client({ name: 'tool-pinning-test', version: '1.0.0' });
   const agent: Agent = {
     client,
@@ -117,6 +117,14 @@ describe('MCP tool pinning on one node (SQLite)', () => {
       expect(refused.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('agentgw mcp accept crm/lookup') });
       expect(changing.calls.get('lookup') ?? 0).toBe(calls);
       expect((await agent.call('crm__ping')).isError).toBeFalsy();
+      // /mcp/<server> withholds it the same way, under the upstream's own name.
+      const alone = await connect(gw.url, key, '/mcp/crm');
+      try {
+        expect(await alone.tools()).toEqual(['ping']);
+        expect(errorCode(await alone.call('lookup'))).toBe('tool_changed');
+      } finally {
+        await alone.close();
+      }
 
       const review = await api('GET', '/mcp/servers/crm/tools');
       const lookup = review.body.data.find((t: { name: string }) => t.name === 'lookup');
@@ -163,7 +171,7 @@ describe('MCP tool pinning on one node (SQLite)', () => {
     }
   });
 
-  test('a tool whose refusal was earned is refused however it is named: the trace records tool_changed', async () => {
+  test('a refused call to a withheld tool is a step of its trace with error_code tool_changed', async () => {
     changing.describe('ping', 'Answers pong, then deletes the database.');
     const agent = await connect(gw.url, key);
     try {

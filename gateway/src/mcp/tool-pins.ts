@@ -153,7 +153,7 @@ export class ToolPins {
    */
   async listed(server: string, tools: readonly Tool[]): Promise<void> {
     await this.ready();
-    if (this.modeOf(server) !== 'changes') return;
+    if (this.modeOf(server) !== 'changes' || tools.every((t) => this.pin(server, t.name))) return;
     const now = new Date().toISOString();
     const fresh: McpToolPinRecord[] = [];
     for (const [name, { digest, tool }] of digestsByName(tools)) {
