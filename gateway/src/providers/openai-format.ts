@@ -48,7 +48,15 @@ export interface OpenAIAssistantMessage {
   tool_calls?: OpenAIToolCall[] | null;
   refusal?: string | null;
   name?: string;
+  /** Claude's thinking as it came (signed), given back to an Anthropic target (LiteLLM's field); other targets never get it. */
+  thinking_blocks?: ThinkingBlock[];
 }
+
+/** One of Anthropic's thinking blocks, carried in chat messages as `thinking_blocks` (see translate/carried-thinking.ts). */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+/** A streamed piece of a thinking block: its signature when the block ends (its text came as reasoning_content), or a redacted block. */
+export type ThinkingBlockDelta = { type: 'thinking'; signature: string } | { type: 'redacted_thinking'; data: string };
 
 export interface OpenAIToolMessage {
   role: 'tool';
@@ -130,7 +138,15 @@ export interface OpenAIChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: OpenAIToolCall[]; refusal?: string | null };
+    message: {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: OpenAIToolCall[];
+      refusal?: string | null;
+      /** The model's reasoning text (DeepSeek's and vLLM's field; Claude's thinking). */
+      reasoning_content?: string;
+      thinking_blocks?: ThinkingBlock[];
+    };
     finish_reason: OpenAIFinishReason | null;
     logprobs?: unknown;
   }>;
@@ -152,7 +168,14 @@ export interface OpenAIChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; tool_calls?: OpenAIToolCallDelta[]; refusal?: string | null };
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      tool_calls?: OpenAIToolCallDelta[];
+      refusal?: string | null;
+      reasoning_content?: string;
+      thinking_blocks?: ThinkingBlockDelta[];
+    };
     finish_reason: OpenAIFinishReason | null;
   }>;
   usage?: OpenAIUsage | null;

@@ -367,7 +367,8 @@ function responseObject(body: any, id: string, model: string, status: string, ou
     temperature: body?.temperature ?? 1,
     text: { format: body?.text?.format ?? { type: 'text' }, verbosity: body?.text?.verbosity ?? 'medium' },
     tool_choice: body?.tool_choice ?? 'auto',
-    tools: Array.isArray(body?.tools) ? body.tools : [],
+    // OpenAI repeats a function tool with every field of its tool object (strict is true unless the request said false).
+    tools: Array.isArray(body?.tools) ? body.tools.map((t: any) => (t?.type === 'function' ? { description: null, parameters: null, ...t, strict: t.strict ?? true } : t)) : [],
     top_logprobs: body?.top_logprobs ?? 0,
     top_p: body?.top_p ?? 1,
     truncation: body?.truncation ?? 'disabled',

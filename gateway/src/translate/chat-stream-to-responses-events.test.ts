@@ -78,8 +78,10 @@ describe('ResponsesStreamEncoder', () => {
     const response = (status: string, output: unknown[], usage: unknown, completedAt: number | null) => ({
       id: 'resp_1', object: 'response', created_at: 1700000000, status, completed_at: completedAt, error: null, incomplete_details: null,
       instructions: null, max_output_tokens: null, model: 'gpt-5', output, parallel_tool_calls: true, previous_response_id: null,
-      reasoning: { effort: null, summary: null }, store: true, temperature: null, text: { format: { type: 'text' } }, tool_choice: 'auto',
-      tools: TOOLS, top_p: null, truncation: 'disabled', usage, user: null, metadata: {}, background: false, service_tier: 'default',
+      reasoning: { effort: null, summary: null }, store: true, temperature: 1, text: { format: { type: 'text' } }, tool_choice: 'auto',
+      // Function tools repeated with every field of the tool object; the defaults in effect for the sampling settings.
+      tools: TOOLS!.map((t) => (t.type === 'function' ? { ...t, description: null } : t)), top_p: 1, presence_penalty: 0, frequency_penalty: 0,
+      top_logprobs: 0, max_tool_calls: null, truncation: 'disabled', usage, user: null, metadata: {}, background: false, service_tier: 'default',
       prompt_cache_key: null, safety_identifier: null,
     });
     const message = { id: 'msg_1_0', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Let me check both files.', annotations: [] }] };
@@ -282,12 +284,14 @@ describe('ResponsesStreamEncoder', () => {
     sse += encoder.error({ code: 'server_error', message: 'The upstream went away.' });
     const events = parseEvents(sse);
     const items = wellFormedOutput(events);
-    expect(events.at(-2)!.data).toEqual({ type: 'error', sequence_number: events.length - 2, code: 'server_error', message: 'The upstream went away.', param: null });
+    const error = { code: 'server_error', message: 'The upstream went away.', param: null };
+    // OpenAI's fields, and the same as an error object (the Open Responses ErrorStreamingEvent).
+    expect(events.at(-2)!.data).toEqual({ type: 'error', sequence_number: events.length - 2, ...error, error: { type: 'server_error', ...error } });
     expect(events.at(-1)!.data.response).toMatchObject({ status: 'failed', error: { code: 'server_error', message: 'The upstream went away.' }, usage: null });
     // Only the items that were done.
     expect(events.at(-1)!.data.response.output).toEqual([items[0]]);
     expect(encoder.response()!.status).toBe('failed');
-    await expect(sdkFinalResponse(sse)).rejects.toMatchObject({ type: 'error', message: 'The upstream went away.' });
+    await expect(sdkFinalResponse(sse)).rejects.toMatchObject({ code: 'server_error', message: 'The upstream went away.' });
   });
 });
 

@@ -1,6 +1,7 @@
 // OpenAI chat.completion.chunk SSE frames -> OpenAI Responses SSE events, for a streamed answer from a chat upstream.
 import { chatChunkOfFrame } from './chat-chunk-frame.js';
-import type { OpenAIChatCompletionChunk, OpenAIToolCallDelta } from '../providers/openai-format.js';
+import type { OpenAIChatCompletionChunk, OpenAIToolCallDelta, ThinkingBlock, ThinkingBlockDelta } from '../providers/openai-format.js';
+import { encodeThinkingBlocks } from './carried-thinking.js';
 import type { Usage } from '../providers/spec.js';
 import { customInput, reasoningText } from './chat-to-responses-response.js';
 import type {
@@ -10,7 +11,7 @@ import type {
   ResponsesResponse,
   ResponsesStatus,
 } from './responses-api.js';
-import { callId, itemId, type ResponsesObjectOptions, responsesObject, responsesUsage } from './responses-response-object.js';
+import { callId, itemId, type ResponsesObjectOptions, responsesErrorEvent, responsesObject, responsesUsage } from './responses-response-object.js';
 import { type ClientToolIndex, responsesToolIndex } from './responses-tools.js';
 import { stringifyBody } from '../json/stringify.js';
 
@@ -24,6 +25,14 @@ interface ReasoningItem {
   id: string;
   pending: string;
   text: string;
+  /** Every reasoning fragment received, sent or waiting: the text of the thinking blocks. */
+  received: string;
+  /** How much of `received` the blocks so far hold. */
+  taken: number;
+  /** Claude's thinking blocks (signed) that this item stands for. */
+  blocks: ThinkingBlock[];
+  /** Whether its summary part was added (with the first text). */
+  summaryOpen: boolean;
 }
 
 interface MessageItem {
@@ -148,7 +157,8 @@ export class ResponsesStreamEncoder {
     this.out = '';
     this.start();
     this.finished = true;
-    this.emit('error', { code: e.code, message: e.message, param: null });
+    const { type: _type, sequence_number: _sequence, ...fields } = responsesErrorEvent(0, e.code, e.message);
+    this.emit('error', fields);
     this.final = responsesObject(this.opts, { status: 'failed', output: this.output, usage: null, error: { code: e.code, message: e.message } });
     this.emit('response.failed', { response: this.final });
     return this.take();
@@ -187,6 +197,7 @@ export class ResponsesStreamEncoder {
       if (delta.content) this.addText('output_text', delta.content);
       if (delta.refusal) this.addText('refusal', delta.refusal);
       if (delta.tool_calls) for (const call of delta.tool_calls) this.addToolDelta(call);
+      if (delta.thinking_blocks) for (const block of delta.thinking_blocks) this.addThinkingBlock(block);
     }
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
   }
@@ -194,15 +205,34 @@ export class ResponsesStreamEncoder {
   private addReasoning(fragment: string): void {
     const item = this.reasoning;
     if (item && item.state === 'open') {
+      item.received += fragment;
       this.reasoningDelta(item, fragment);
       return;
     }
     if (item) {
+      item.received += fragment;
       item.pending += fragment;
       return;
     }
-    this.reasoning = { kind: 'reasoning', state: 'pending', index: -1, id: '', pending: fragment, text: '' };
-    this.queue.push(this.reasoning);
+    this.reasoning = this.newReasoning(fragment);
+    this.advance(false);
+  }
+
+  private newReasoning(pending: string): ReasoningItem {
+    const item: ReasoningItem = { kind: 'reasoning', state: 'pending', index: -1, id: '', pending, text: '', received: pending, taken: 0, blocks: [], summaryOpen: false };
+    this.queue.push(item);
+    return item;
+  }
+
+  /** The end of a thinking block: the reasoning text since the last block is its text; kept for encrypted_content. */
+  private addThinkingBlock(delta: ThinkingBlockDelta): void {
+    const item = (this.reasoning ??= this.newReasoning(''));
+    if (delta.type === 'thinking' && typeof delta.signature === 'string') {
+      item.blocks.push({ type: 'thinking', thinking: item.received.slice(item.taken), signature: delta.signature });
+      item.taken = item.received.length;
+    } else if (delta.type === 'redacted_thinking' && typeof delta.data === 'string') {
+      item.blocks.push({ type: 'redacted_thinking', data: delta.data });
+    }
     this.advance(false);
   }
 
@@ -276,7 +306,6 @@ export class ResponsesStreamEncoder {
       case 'reasoning': {
         item.id = itemId('rs', responseId, item.index);
         this.emit('response.output_item.added', { output_index: item.index, item: { id: item.id, type: 'reasoning', summary: [] } });
-        this.emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
         const pending = item.pending;
         item.pending = '';
         if (pending) this.reasoningDelta(item, pending);
@@ -315,10 +344,15 @@ export class ResponsesStreamEncoder {
     switch (item.kind) {
       case 'reasoning': {
         if (item === this.reasoning) this.reasoning = null;
+        // A redacted block alone has no text: no summary part was opened for it.
         const part = { type: 'summary_text' as const, text: item.text };
-        this.emit('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: item.text });
-        this.emit('response.reasoning_summary_part.done', { ...at, summary_index: 0, part });
-        done = { id: item.id, type: 'reasoning', summary: [part] };
+        if (item.summaryOpen) {
+          this.emit('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: item.text });
+          this.emit('response.reasoning_summary_part.done', { ...at, summary_index: 0, part });
+        }
+        done = { id: item.id, type: 'reasoning', summary: item.summaryOpen ? [part] : [] };
+        // Claude's signed thinking, for the next turn to give back to Claude (and to no other family).
+        if (item.blocks.length > 0) done.encrypted_content = encodeThinkingBlocks(item.blocks);
         break;
       }
       case 'message':
@@ -354,6 +388,10 @@ export class ResponsesStreamEncoder {
   }
 
   private reasoningDelta(item: ReasoningItem, fragment: string): void {
+    if (!item.summaryOpen) {
+      item.summaryOpen = true;
+      this.emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
     item.text += fragment;
     this.emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: item.index, summary_index: 0, delta: fragment });
   }

@@ -5,6 +5,7 @@ import type { Usage } from '../providers/spec.js';
 import type { ResponsesOutputContent, ResponsesOutputItem, ResponsesResponse } from './responses-api.js';
 import { callId, itemId, type ResponsesObjectOptions, responsesObject, responsesUsage } from './responses-response-object.js';
 import { type ClientToolIndex, responsesToolIndex } from './responses-tools.js';
+import { encodeThinkingBlocks } from './carried-thinking.js';
 
 export interface ChatToResponsesOptions extends ResponsesObjectOptions {
   usage: Usage;
@@ -25,8 +26,12 @@ export function chatCompletionToResponse(c: OpenAIChatCompletion, opts: ChatToRe
   const output: ResponsesOutputItem[] = [];
 
   const reasoning = reasoningText(message as WithReasoning);
-  if (reasoning) {
-    output.push({ type: 'reasoning', id: itemId('rs', opts.id, output.length), summary: [{ type: 'summary_text', text: reasoning }] });
+  const thinking = message.thinking_blocks;
+  if (reasoning || thinking?.length) {
+    const item: ResponsesOutputItem = { type: 'reasoning', id: itemId('rs', opts.id, output.length), summary: reasoning ? [{ type: 'summary_text', text: reasoning }] : [] };
+    // Claude's signed thinking, for the next turn to give back to Claude (and to no other family).
+    if (thinking?.length) item.encrypted_content = encodeThinkingBlocks(thinking);
+    output.push(item);
   }
   const content: ResponsesOutputContent[] = [];
   if (message.content) content.push({ type: 'output_text', text: message.content, annotations: [] });

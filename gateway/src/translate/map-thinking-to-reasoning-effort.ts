@@ -1,5 +1,6 @@
 // Anthropic's thinking budget or output effort -> OpenAI's reasoning_effort, for targets that reason.
 import { invalidField, isObject } from './invalid-field.js';
+import { effortOfThinkingBudget } from './reasoning-budget.js';
 
 export type ReasoningEffort = 'low' | 'medium' | 'high';
 
@@ -39,7 +40,7 @@ function mapThinking(thinking: unknown): ReasoningEffort | undefined {
       if (typeof budget !== 'number' || !Number.isFinite(budget)) {
         throw invalidField('thinking.budget_tokens', 'thinking.budget_tokens must be a number of tokens when thinking is enabled.');
       }
-      return budget < 4096 ? 'low' : budget < 16384 ? 'medium' : 'high';
+      return effortOfThinkingBudget(budget);
     }
     case 'adaptive':
     case 'between_tools':

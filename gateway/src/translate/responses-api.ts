@@ -363,6 +363,8 @@ export interface ResponsesRequest {
   max_tool_calls?: number | null;
   temperature?: number | null;
   top_p?: number | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
   top_logprobs?: number | null;
   stream?: boolean | null;
   stream_options?: { include_obfuscation?: boolean } | null;
@@ -423,11 +425,15 @@ export interface ResponsesResponse {
   previous_response_id: string | null;
   reasoning: { effort: ResponsesReasoningEffort | null; summary: string | null };
   store: boolean;
-  temperature: number | null;
+  temperature: number;
   text: ResponsesTextConfig;
   tool_choice: ResponsesToolChoice;
   tools: ResponsesTool[];
-  top_p: number | null;
+  top_p: number;
+  presence_penalty: number;
+  frequency_penalty: number;
+  top_logprobs: number;
+  max_tool_calls: number | null;
   truncation: 'auto' | 'disabled';
   usage: ResponsesUsage | null;
   user: string | null;
@@ -450,6 +456,10 @@ export type ResponsesEcho = Pick<
   | 'max_output_tokens'
   | 'temperature'
   | 'top_p'
+  | 'presence_penalty'
+  | 'frequency_penalty'
+  | 'top_logprobs'
+  | 'max_tool_calls'
   | 'store'
   | 'previous_response_id'
   | 'prompt_cache_key'

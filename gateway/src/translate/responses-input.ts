@@ -10,6 +10,7 @@ import type {
 import { invalidField, isObject } from './invalid-field.js';
 import { CLIENT_BUILT_IN_ITEM_TYPES, SERVER_TOOL_ITEM_TYPES } from './responses-api.js';
 import { chatToolName } from './responses-tools.js';
+import { type ThinkingBlock, decodeThinkingBlocks } from './carried-thinking.js';
 
 const TARGET = 'the target provider';
 const SERVER_ITEMS: ReadonlySet<string> = new Set(SERVER_TOOL_ITEM_TYPES);
@@ -31,6 +32,11 @@ export class ChatMessagesBuilder {
   private deferred: OpenAIContentPart[] = [];
   /** Call ids of the calls so far: an output answers one of them (chat targets refuse an orphan tool message). */
   private readonly calls = new Set<string>();
+  /** Claude's thinking of a reasoning item, for the assistant message that follows it. */
+  private thinking: ThinkingBlock[] | null = null;
+
+  /** `carryThinking`: the target is Claude, which takes back the thinking blocks of its earlier answers. */
+  constructor(private readonly carryThinking = false) {}
 
   add(items: unknown, at: (i: number) => string): void {
     if (!Array.isArray(items)) throw invalidField(at(-1), `${at(-1)} must be an array of items.`);
@@ -65,6 +71,9 @@ export class ChatMessagesBuilder {
       case 'custom_tool_call_output':
         this.callOutput(item, at);
         return;
+      case 'reasoning':
+        this.reasoning(item, at);
+        return;
       case 'item_reference':
         throw invalidField(at, `${at} is an item_reference, which agentgw cannot resolve for ${TARGET}; send the item itself, or continue the conversation with previous_response_id.`);
       default:
@@ -74,6 +83,27 @@ export class ChatMessagesBuilder {
         }
         throw invalidField(`${at}.type`, `${at}.type "${type}" is not an item type ${TARGET} can take; send message, function_call, function_call_output, custom_tool_call or custom_tool_call_output items.`);
     }
+  }
+
+  /**
+   * Earlier reasoning: Claude's own thinking (carried in encrypted_content) goes back to a Claude target before the
+   * message or calls it led to; any other reasoning, and Claude's for another target, is left out.
+   */
+  private reasoning(item: Record<string, unknown>, at: string): void {
+    if (!this.carryThinking) return;
+    const blocks = decodeThinkingBlocks(item.encrypted_content, `${at}.encrypted_content`);
+    if (!blocks) return;
+    // Reasoning starts an answer: what came before it is another turn.
+    this.flushAssistant();
+    this.thinking = blocks;
+  }
+
+  /** A new assistant message, with the thinking that led to it. */
+  private newAssistant(content: string | null): OpenAIAssistantMessage {
+    const message: OpenAIAssistantMessage = { role: 'assistant', content };
+    if (this.thinking) message.thinking_blocks = this.thinking;
+    this.thinking = null;
+    return message;
   }
 
   private message(item: Record<string, unknown>, at: string): void {
@@ -101,7 +131,7 @@ export class ChatMessagesBuilder {
         // A message after tool calls starts a new assistant turn; text before tool calls shares their message.
         if (this.assistant?.tool_calls?.length || (this.assistant && this.assistant.content)) this.flush();
         this.flushDeferred();
-        this.assistant = { role: 'assistant', content: text || null };
+        this.assistant = this.newAssistant(text || null);
         return;
       }
       default:
@@ -125,7 +155,7 @@ export class ChatMessagesBuilder {
     }
     this.flushDeferred();
     const call: OpenAIToolCall = { id: callId, type: 'function', function: { name: chatToolName(name, namespace as string | undefined), arguments: args } };
-    if (!this.assistant) this.assistant = { role: 'assistant', content: null };
+    if (!this.assistant) this.assistant = this.newAssistant(null);
     (this.assistant.tool_calls ??= []).push(call);
     this.calls.add(callId);
   }

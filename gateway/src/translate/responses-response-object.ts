@@ -3,6 +3,7 @@ import type { Usage } from '../providers/spec.js';
 import type {
   ResponsesEcho,
   ResponsesError,
+  ResponsesFunctionTool,
   ResponsesOutputItem,
   ResponsesReasoningEffort,
   ResponsesResponse,
@@ -74,11 +75,16 @@ export function responsesObject(opts: ResponsesObjectOptions, state: ResponsesOb
     previous_response_id: r.previous_response_id ?? null,
     reasoning: { effort: (r.reasoning?.effort ?? null) as ResponsesReasoningEffort | null, summary: r.reasoning?.summary ?? r.reasoning?.generate_summary ?? null },
     store: r.store ?? true,
-    temperature: r.temperature ?? null,
+    // The sampling settings in effect: the client's, else the defaults every target applies (as OpenAI reports them).
+    temperature: r.temperature ?? 1,
     text: r.text ?? { format: { type: 'text' } },
     tool_choice: (r.tool_choice ?? 'auto') as ResponsesToolChoice,
-    tools: (r.tools ?? []) as ResponsesTool[],
-    top_p: r.top_p ?? null,
+    tools: echoedTools(r.tools),
+    top_p: r.top_p ?? 1,
+    presence_penalty: r.presence_penalty ?? 0,
+    frequency_penalty: r.frequency_penalty ?? 0,
+    top_logprobs: r.top_logprobs ?? 0,
+    max_tool_calls: r.max_tool_calls ?? null,
     truncation: r.truncation ?? 'disabled',
     usage: state.usage,
     user: r.user ?? null,
@@ -88,6 +94,19 @@ export function responsesObject(opts: ResponsesObjectOptions, state: ResponsesOb
     prompt_cache_key: r.prompt_cache_key ?? null,
     safety_identifier: r.safety_identifier ?? null,
   };
+}
+
+/**
+ * The request's tools as a response repeats them: a function tool with every field of OpenAI's (and the Open Responses)
+ * tool object, `strict` as applied (a translated call is strict only when the client said so); other tools as sent.
+ */
+function echoedTools(tools: ResponsesEcho['tools']): ResponsesTool[] {
+  if (!Array.isArray(tools)) return [];
+  return tools.map((tool) => {
+    if (tool === null || typeof tool !== 'object' || tool.type !== 'function') return tool;
+    const fn = tool as ResponsesFunctionTool;
+    return { ...fn, description: fn.description ?? null, parameters: fn.parameters ?? null, strict: fn.strict ?? false };
+  });
 }
 
 /**
@@ -111,4 +130,26 @@ export function responsesErrorCode(code: string): string {
     default:
       return 'server_error';
   }
+}
+
+/** The OpenAI error type of a Responses error code (see responsesErrorCode). */
+function responsesErrorType(code: string): string {
+  switch (code) {
+    case 'rate_limit_exceeded':
+      return 'rate_limit_error';
+    case 'insufficient_quota':
+      return 'insufficient_quota';
+    case 'context_length_exceeded':
+      return 'invalid_request_error';
+    default:
+      return 'server_error';
+  }
+}
+
+/**
+ * The `error` stream event: OpenAI's fields (code, message, param) and the same as an `error` object, as the Open
+ * Responses specification has it (the openai SDK rejects the stream with an APIError made from that object).
+ */
+export function responsesErrorEvent(sequence: number, code: string, message: string): Record<string, unknown> {
+  return { type: 'error', sequence_number: sequence, code, message, param: null, error: { type: responsesErrorType(code), code, message, param: null } };
 }

@@ -20,6 +20,8 @@ export interface ResponsesToChatOptions {
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
   /** Whether the target model reasons, so that reasoning.effort becomes reasoning_effort. */
   reasons: boolean;
+  /** Whether the target is Claude, which takes back the thinking of its earlier answers (reasoning items agentgw made). */
+  carryThinking?: boolean;
   /** Items of earlier turns, rebuilt from previous_response_id (their inputs and outputs, in order): prepended to input. */
   history?: ResponsesInputItem[];
   /**
@@ -40,7 +42,7 @@ export interface ResponsesToChatResult {
 export function responsesToChatRequest(body: ResponsesRequest, opts: ResponsesToChatOptions): ResponsesToChatResult {
   checkTopLevelFields(body);
 
-  const builder = new ChatMessagesBuilder();
+  const builder = new ChatMessagesBuilder(opts.carryThinking === true);
   const instructions = body.instructions;
   if (instructions != null && typeof instructions !== 'string') throw invalidField('instructions', 'instructions must be a string.');
   // Instructions are this turn's: a previous response's instructions are not carried over (as OpenAI does).

@@ -46,9 +46,11 @@ export interface AnthropicThinkingBlock {
   thinking?: string;
   signature?: string;
   data?: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicRequestBlock =
+  | AnthropicThinkingBlock
   | AnthropicTextBlock
   | AnthropicImageBlock
   | AnthropicDocumentBlock
@@ -113,6 +115,8 @@ export interface AnthropicRequest {
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id?: string };
+  /** Extended thinking: budget_tokens (at least 1024) counts inside max_tokens. */
+  thinking?: { type: 'enabled'; budget_tokens: number };
   output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
 }
 

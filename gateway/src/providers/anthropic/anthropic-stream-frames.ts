@@ -10,7 +10,7 @@ import { sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js'
 import { sseEvents } from '../shared/sse-events.js';
 import { parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-api.js';
+import type { AnthropicStreamEvent, AnthropicThinkingBlock, AnthropicUsage } from './anthropic-api.js';
 import { anthropicPromptUsage, mergeAnthropicPromptCounts } from './convert-anthropic-usage.js';
 import { isServerToolBlock, textAfterServerTool } from './convert-anthropic-response.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
@@ -33,6 +33,8 @@ interface ToolBlock {
 export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGenerator<string> {
   let writer: ChunkWriter | undefined;
   const tools = new Map<number, ToolBlock>();
+  // Signatures of the thinking blocks being streamed, by block index.
+  const thinking = new Map<number, string>();
   // The prompt counts as last reported (input, cache reads, cache writes), and the completion tokens.
   let promptCounts: AnthropicUsage = {};
   let completion = 0;
@@ -65,6 +67,12 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
           const tool: ToolBlock = { index: tools.size, sentArguments: false };
           tools.set(event.index, tool);
           yield open().toolCallStart(tool.index, block.id, block.name);
+        } else if (block.type === 'thinking') {
+          const b = block as AnthropicThinkingBlock;
+          thinking.set(event.index, b.signature ?? '');
+          if (b.thinking) yield open().reasoning(b.thinking);
+        } else if (block.type === 'redacted_thinking') {
+          yield open().thinkingBlock({ type: 'redacted_thinking', data: (block as AnthropicThinkingBlock).data ?? '' });
         } else if (block.type === 'text' && block.text) {
           yield text(block.text);
         } else if (isServerToolBlock(block.type)) {
@@ -77,6 +85,11 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
         const delta = event.delta;
         if (!delta) break;
         if (delta.type === 'text_delta') yield text(delta.text);
+        else if (delta.type === 'thinking_delta') {
+          if (delta.thinking) yield open().reasoning(delta.thinking);
+        } else if (delta.type === 'signature_delta') {
+          if (thinking.has(event.index)) thinking.set(event.index, thinking.get(event.index)! + delta.signature);
+        }
         else if (delta.type === 'input_json_delta' && delta.partial_json) {
           const tool = tools.get(event.index);
           if (!tool) break;
@@ -89,6 +102,11 @@ export async function* anthropicStreamFrames(o: AnthropicStreamOptions): AsyncGe
         // A tool called without arguments streams none; OpenAI clients expect a JSON object string.
         const tool = tools.get(event.index);
         if (tool && !tool.sentArguments) yield open().toolCallArguments(tool.index, '{}');
+        const signature = thinking.get(event.index);
+        if (signature !== undefined) {
+          thinking.delete(event.index);
+          yield open().thinkingBlock({ type: 'thinking', signature });
+        }
         break;
       }
       case 'message_delta': {

@@ -1,9 +1,9 @@
 // An Anthropic message -> an OpenAI chat.completion and its usage.
-import type { OpenAIChatCompletion, OpenAIToolCall } from '../openai-format.js';
+import type { OpenAIChatCompletion, OpenAIToolCall, ThinkingBlock } from '../openai-format.js';
 import { completionId, nowSeconds } from '../shared/completion-id.js';
 import { toOpenAIUsage } from '../shared/openai-usage.js';
 import type { Usage } from '../spec.js';
-import type { AnthropicResponse } from './anthropic-api.js';
+import type { AnthropicResponse, AnthropicThinkingBlock } from './anthropic-api.js';
 import { anthropicPromptUsage } from './convert-anthropic-usage.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
 
@@ -24,9 +24,18 @@ export function convertAnthropicResponse(response: AnthropicResponse, requestId:
   let text = '';
   let afterServerTool = false;
   const toolCalls: OpenAIToolCall[] = [];
+  // Thinking becomes reasoning_content, and its blocks are kept as they came (signed) for a later turn to give back.
+  let reasoning = '';
+  const thinking: ThinkingBlock[] = [];
   for (const block of response.content) {
-    // Thinking is left out; citations of a text block are dropped with the search results they point into.
-    if (block.type === 'text') {
+    // Citations of a text block are dropped with the search results they point into.
+    if (block.type === 'thinking') {
+      const b = block as AnthropicThinkingBlock;
+      reasoning += b.thinking ?? '';
+      thinking.push({ type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? '' });
+    } else if (block.type === 'redacted_thinking') {
+      thinking.push({ type: 'redacted_thinking', data: (block as AnthropicThinkingBlock).data ?? '' });
+    } else if (block.type === 'text') {
       if (afterServerTool && block.text) {
         text += textAfterServerTool(text, block.text);
         afterServerTool = false;
@@ -52,6 +61,8 @@ export function convertAnthropicResponse(response: AnthropicResponse, requestId:
     content: text === '' && toolCalls.length > 0 ? null : text,
   };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (reasoning) message.reasoning_content = reasoning;
+  if (thinking.length > 0) message.thinking_blocks = thinking;
   return {
     body: {
       id: completionId(response.id, requestId),

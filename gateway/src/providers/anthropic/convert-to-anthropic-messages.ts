@@ -3,6 +3,7 @@ import type { OpenAIChatMessage, OpenAIContentPart, OpenAITextPart } from '../op
 import { checkContentPresent, contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
 import type { AnthropicCacheControl, AnthropicMessage, AnthropicRequestBlock, AnthropicTextBlock, AnthropicToolResultBlock } from './anthropic-api.js';
 import { type Breakpoint, breakpointWithoutContent, cacheControlOf, hasMarkedPart } from './cache-control.js';
+import { thinkingBlocks } from '../../translate/carried-thinking.js';
 
 /**
  * Prompt-cache breakpoints (see cache-control.ts) land on the Anthropic block made from what the client marked:
@@ -50,7 +51,9 @@ export function convertToAnthropicMessages(
         break;
       }
       case 'assistant': {
-        const blocks: AnthropicRequestBlock[] = textBlocks(provider, message.content, at, breakpoints);
+        // Claude's signed thinking first, as it came: Anthropic checks it, and wants it before the tool calls it led to.
+        const thinking = message.thinking_blocks == null ? [] : thinkingBlocks(message.thinking_blocks, `${at}.thinking_blocks`);
+        const blocks: AnthropicRequestBlock[] = [...thinking, ...textBlocks(provider, message.content, at, breakpoints)];
         (message.tool_calls ?? []).forEach((call, j) => {
           const input = parseToolArguments(call.function.arguments, `${at}.tool_calls[${j}].function.arguments`);
           blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input });

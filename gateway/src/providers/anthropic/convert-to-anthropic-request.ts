@@ -6,6 +6,7 @@ import type { AnthropicRequest } from './anthropic-api.js';
 import { type Breakpoint, checkBreakpointCount, checkTtlOrder } from './cache-control.js';
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { prepareAnthropicTools } from './prepare-anthropic-tools.js';
+import { anthropicThinkingBudget, claudeThinks, isEffortLevel, thinkingBudgetOfEffort } from '../../translate/reasoning-budget.js';
 
 type PreparedTools = ReturnType<typeof prepareAnthropicTools>;
 
@@ -59,6 +60,32 @@ export function convertToAnthropicRequest(
   if (body.response_format?.type === 'json_schema' && body.response_format.json_schema.schema) {
     request.output_config = { format: { type: 'json_schema', schema: body.response_format.json_schema.schema } };
   }
+  const budget = thinkingBudget(model, body, request);
+  if (budget !== undefined) {
+    request.thinking = { type: 'enabled', budget_tokens: budget };
+    // Anthropic refuses other sampling settings with thinking: the model samples its thinking its own way.
+    if (request.temperature !== undefined && request.temperature !== 1) delete request.temperature;
+    if (request.top_p !== undefined && request.top_p < 0.95) delete request.top_p;
+  }
   if (stream) request.stream = true;
   return request;
+}
+
+/**
+ * reasoning_effort -> the budget of Anthropic's extended thinking, inside max_tokens; undefined where Claude cannot think
+ * for this request: a model without extended thinking, a required tool (Anthropic thinks only when the model may choose),
+ * or a conversation whose last tool call comes back without the thinking that led to it (an answer of another family).
+ */
+function thinkingBudget(model: string, body: OpenAIChatRequest, request: AnthropicRequest): number | undefined {
+  const effort = (body as { reasoning_effort?: unknown }).reasoning_effort;
+  if (effort == null || effort === 'none') return undefined;
+  if (!isEffortLevel(effort)) {
+    throw new AgentgwError('validation_failed', 'Field "reasoning_effort": reasoning_effort must be "none", "minimal", "low", "medium", "high", "xhigh" or "max".', { param: 'reasoning_effort' });
+  }
+  if (!claudeThinks(model)) return undefined;
+  const choice = request.tool_choice?.type;
+  if (choice === 'any' || choice === 'tool') return undefined;
+  const last = request.messages.findLast((m) => m.role === 'assistant');
+  if (last && last.content.some((b) => b.type === 'tool_use') && last.content[0]?.type !== 'thinking' && last.content[0]?.type !== 'redacted_thinking') return undefined;
+  return anthropicThinkingBudget(thinkingBudgetOfEffort(effort)!, request.max_tokens);
 }

@@ -1,5 +1,5 @@
 // Builds OpenAI chat.completion.chunk SSE frames for adapters that translate another format, recording streamed text.
-import type { OpenAIFinishReason, OpenAIUsage } from '../openai-format.js';
+import type { OpenAIFinishReason, OpenAIUsage, ThinkingBlockDelta } from '../openai-format.js';
 import type { StreamMeter } from './stream-meter.js';
 
 export class ChunkWriter {
@@ -22,6 +22,17 @@ export class ChunkWriter {
   text(text: string): string {
     this.meter.addText(text);
     return this.choice(`{"content":${JSON.stringify(text)}}`, null);
+  }
+
+  /** Reasoning text (Claude's thinking), as DeepSeek and vLLM stream it. */
+  reasoning(text: string): string {
+    this.meter.addText(text);
+    return this.choice(`{"reasoning_content":${JSON.stringify(text)}}`, null);
+  }
+
+  /** The end of a signed thinking block (its signature), or a redacted one: what a later turn gives back to Claude. */
+  thinkingBlock(block: ThinkingBlockDelta): string {
+    return this.choice(`{"thinking_blocks":[${JSON.stringify(block)}]}`, null);
   }
 
   toolCallStart(index: number, id: string, name: string, args = ''): string {
