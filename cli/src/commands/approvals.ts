@@ -46,7 +46,7 @@ export async function approvalsList(flags: ListFlags): Promise<number> {
   if (mode === 'json') {
     renderDocument(page.data, 'json');
   } else if (page.data.length === 0) {
-    process.stdout.write(flags.status === 'pending' || !flags.status ? 'No approvals: no call is waiting for a person.\n' : `No ${flags.status} approvals.\n`);
+    process.stdout.write(!flags.status ? 'No approvals yet.\n' : flags.status === 'pending' ? 'No call is waiting for a person.\n' : `No ${flags.status} approvals.\n`);
   } else {
     const names = new AgentNames(client, flags.tenant);
     await names.learn(page.data.map((a) => a.agent_id));
