@@ -191,7 +191,9 @@ export class Federation {
     const eff = this.policiesOf(caller);
     const naming = namingOf(caller.scope);
     const catalog = (await this.upstreams.tools()).filter((c) => naming.serves(c.upstream.name));
-    await this.pins.ready();
+    await this.pins.ready().catch((e: unknown) => {
+      throw refusedRequest(toAgentgwError(e));
+    });
     // New tools a failed recording left unpinned are recorded now (a no-op when every tool has its pin).
     await Promise.allSettled(catalog.map((c) => this.pins.listed(c.upstream.name, c.tools)));
     return { tools: allowedTools(eff, naming, this.servedOf(catalog)) };

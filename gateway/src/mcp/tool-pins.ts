@@ -3,7 +3,7 @@
 // withheld (not listed, a call refused with tool_changed) until an admin accepts it. Every node reads the same pins.
 import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { AgentgwError } from '../contract/index.js';
+import { AgentgwError, storeUnavailableError } from '../contract/index.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { McpToolPinRecord, Store } from '../storage/store.js';
 import type { PinMode } from './mcp-config.js';
@@ -77,7 +77,11 @@ export class ToolPins {
 
   /** The pins are read (once, at first use): nothing is listed or called before. */
   ready(): Promise<void> {
-    return this.loadedGeneration >= 0 ? Promise.resolve() : this.reload();
+    if (this.loadedGeneration >= 0) return Promise.resolve();
+    // Fail closed: with no pins read, nothing is listed or called.
+    return this.reload().catch((e: unknown) => {
+      throw storeUnavailableError('The pinned MCP tool definitions cannot be read from the database', e);
+    });
   }
 
   /** Reads every pin again (an accept on some node moved the snapshot on); concurrent callers share one read. */
