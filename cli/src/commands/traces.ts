@@ -12,6 +12,8 @@ import { renderTraceActivity, renderTraceActivityHeader } from '../ui/render-tra
 import { renderTrace } from '../ui/render-trace.js';
 import { renderTable } from '../ui/table.js';
 import type { AdminClient } from '../admin-client/admin-client.js';
+import { isAdminApiError } from '../admin-client/errors.js';
+import type { TraceDetail } from '../admin-client/types.js';
 import { parseInteger, parseSeconds, parseTime } from './flag-values.js';
 
 interface Flags extends ConnectionOptions {
@@ -65,8 +67,21 @@ export async function tracesShow(traceId: string, flags: Flags & { tenant?: stri
   const mode = outputMode(flags);
   const names = new AgentNames(client, trace.tenant_id);
   if (mode !== 'json') await names.learn([trace.agent_id]);
-  await renderTrace(trace, mode, process.stdout, names.label(trace.tenant_id, trace.agent_id));
+  const deciders = mode === 'json' ? undefined : await decidersOf(client, trace);
+  await renderTrace(trace, mode, process.stdout, names.label(trace.tenant_id, trace.agent_id), deciders);
   return 0;
+}
+
+/** Who decided the trace's held calls (approval id -> name); none when no call was held or approvals cannot be listed. */
+async function decidersOf(client: AdminClient, trace: TraceDetail): Promise<Map<string, string>> {
+  if (!trace.requests.some((r) => (r.tool_calls ?? []).some((c) => c.approval_id))) return new Map();
+  try {
+    const approvals = await client.listAllApprovals({ trace_id: trace.trace_id, tenant_id: trace.tenant_id });
+    return new Map(approvals.filter((a) => a.decided_by).map((a) => [a.id, a.decided_by!]));
+  } catch (e) {
+    if (isAdminApiError(e) && (e.status === 403 || e.status === 404)) return new Map();
+    throw e;
+  }
 }
 
 /** Stops a trace: every later request of it, on every endpoint and node, is 403 trace_stopped. */

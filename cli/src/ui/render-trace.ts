@@ -10,14 +10,15 @@ export async function renderTrace(
   mode: OutputMode,
   out: NodeJS.WritableStream & { columns?: number } = process.stdout,
   agentName?: string,
+  deciders?: ReadonlyMap<string, string>,
 ): Promise<void> {
   if (mode === 'ink') {
     // ink costs a few hundred ms to load: only terminals pay for it
     const { inkTraceText } = await import('./ink/render-ink.js');
-    out.write(inkTraceText(trace, { ...(out.columns ? { columns: out.columns } : {}), agentName }));
+    out.write(inkTraceText(trace, { ...(out.columns ? { columns: out.columns } : {}), agentName, deciders }));
     return;
   }
-  out.write(traceText(trace, mode, { agentName }));
+  out.write(traceText(trace, mode, { agentName, deciders }));
 }
 
 export function traceText(trace: TraceDetail, mode: 'plain' | 'json', options?: TimelineOptions): string {

@@ -19,6 +19,8 @@ export interface TimelineOptions {
   columns?: number;
   /** The agent as people name it (`tenant/name`); `tenant/agt_...` when unknown. */
   agentName?: string;
+  /** Who decided each approval of the trace (approval id -> name), for calls held for a person. */
+  deciders?: ReadonlyMap<string, string>;
 }
 
 interface Step {
@@ -114,12 +116,15 @@ const DECISION_TONE: Record<string, Tone> = { allowed: 'success', approved: 'suc
  * `Tool calls:` then one line per call a step's answer proposed (or an MCP step made): the step, the tool, how the tool
  * rules decided it, and the rule and its reason. Nothing when no step decided a call.
  */
-function toolCallLines(trace: TraceDetail): Line[] {
+function toolCallLines(trace: TraceDetail, deciders: ReadonlyMap<string, string> = new Map()): Line[] {
   const rows: Cell[][] = [];
   for (const r of trace.requests) {
     for (const c of r.tool_calls ?? []) {
       const rule = c.rule ? `policy ${c.rule.policy_id}, rule ${c.rule.index}` : '';
-      const why = [rule, c.reason].filter(Boolean).join(': ');
+      const decider = c.approval_id ? deciders.get(c.approval_id) : undefined;
+      // A call held for a person: which approval, how long it waited, who decided.
+      const held = c.approval_id ? `; ${c.approval_id} waited ${duration(c.wait_ms)}${decider ? `, decided by ${decider}` : ''}` : '';
+      const why = ([rule, c.reason].filter(Boolean).join(': ') + held).replace(/^; /, '');
       rows.push([cell(`  step ${r.step}`, 'muted'), cell(c.name), cell(c.decision, DECISION_TONE[c.decision] ?? 'plain'), cell(why, 'muted')]);
     }
   }
@@ -146,5 +151,5 @@ export function traceTimelineLines(trace: TraceDetail, opts: TimelineOptions = {
     ? [line(seg(`${BAR_FULL} request  ${BAR_WAIT} before the first token`, 'muted'))]
     : [];
   const pii = piiLine(trace);
-  return [...head, ...table, ...legend, ...toolCallLines(trace), line(), totalsLine(trace, spanMs), ...(pii ? [pii] : [])];
+  return [...head, ...table, ...legend, ...toolCallLines(trace, opts.deciders), line(), totalsLine(trace, spanMs), ...(pii ? [pii] : [])];
 }
