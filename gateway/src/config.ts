@@ -140,6 +140,19 @@ export const GatewayConfig = z.strictObject({
       require_key: z.boolean().default(true),
     })
     .prefault({}),
+  /**
+   * Tool calls an `approve` rule holds: how long one waits for a person before it is refused (timeout_s), where each new
+   * approval is POSTed (notify_url), and how often a waiting client gets a keep-alive (keep_alive_s).
+   */
+  approvals: z
+    .strictObject({
+      timeout_s: z.int({ message: 'must be a whole number of seconds' }).min(1, { message: 'must be at least 1 second' }).max(86_400, { message: 'must be at most 86400 (a day)' }).default(300),
+      notify_url: z
+        .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL that accepts a JSON POST of each new approval' })
+        .optional(),
+      keep_alive_s: z.number().min(0.05, { message: 'must be at least 0.05' }).max(60, { message: 'must be at most 60' }).default(5),
+    })
+    .prefault({}),
   /** /mcp: a session unused for session_idle_s ends (a request with its id is a 404, and the client initialises again). */
   mcp: z
     .strictObject({

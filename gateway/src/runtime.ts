@@ -10,6 +10,8 @@ import { UsageWriter } from './accounting/usage-writer.js';
 import { openUsageJournal, registerJournalMetrics } from './accounting/usage-journal.js';
 import { DataPlane } from './data-plane/data-plane.js';
 import { McpGateway } from './mcp/mcp-gateway.js';
+import { ApprovalNotifier } from './approvals/approval-notifier.js';
+import { Approvals } from './approvals/approvals.js';
 import { isLoopbackHost } from './mcp/origin.js';
 import { Router } from './data-plane/router.js';
 import { RedisCooldowns } from './data-plane/route-health-redis.js';
@@ -144,6 +146,18 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     });
     opened.push(() => mcp.close());
     dataPlane.piiScanBytes = config.limits.pii_scan_bytes;
+    // Calls held for approval: decisions reach the holding node through Redis (when counters are Redis) and its poll.
+    const approvals = new Approvals(store, {
+      timeoutS: config.approvals.timeout_s,
+      keepAliveMs: Math.round(config.approvals.keep_alive_s * 1000),
+      notifier: config.approvals.notify_url
+        ? new ApprovalNotifier({ url: config.approvals.notify_url, consoleUrl: (id) => `http://${config.listen}/ui/approvals/${encodeURIComponent(id)}`, log: opts.log })
+        : undefined,
+      redis: config.counters.kind === 'redis' ? { url: config.counters.url, prefix: redisPrefix ?? DEFAULT_REDIS_PREFIX } : undefined,
+      log: opts.log,
+    });
+    opened.push(() => approvals.close());
+    dataPlane.approvals = approvals;
     flushUsage = () => usage.flush(); // counters: see loadSeed above
     usageGate = usage;
 
@@ -154,6 +168,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       snapshot,
       hasher,
       dataPlane,
+      approvals,
       mcp,
       telemetry,
       countersKind: counters.kind,

@@ -2,6 +2,7 @@ import type { RouteHealthReport, Router } from './data-plane/router.js';
 import type { GatewayConfig } from './config.js';
 import type { Policy, Spend, SystemConfig, Tenant } from './contract/index.js';
 import type { McpGateway } from './mcp/mcp-gateway.js';
+import type { Approvals } from './approvals/approvals.js';
 import type { KeyHasher } from './security/keys.js';
 import type { Snapshot } from './storage/snapshot.js';
 import type { Store } from './storage/store.js';
@@ -26,4 +27,6 @@ export interface Services {
   readonly router: Pick<Router, 'isConfigAlias' | 'configRoutes'>;
   /** The /mcp endpoint: its upstream servers (GET /mcp/servers) and sessions. */
   readonly mcp: McpGateway;
+  /** Calls held for approval on this node, and the news of decisions to the others. */
+  readonly approvals: Approvals;
 }

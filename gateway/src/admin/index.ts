@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { adminKeyRoutes } from './admin-keys.js';
 import { agentRoutes } from './agents.js';
+import { approvalRoutes } from './approvals.js';
 import { auditRoutes } from './audit.js';
 import { registerChangeIdCheck, registerRequestId } from './audit-trail.js';
 import { registerAdminAuth } from './auth.js';
@@ -47,6 +48,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
     meRoutes(secured, s);
     mcpServerRoutes(secured, s);
     auditRoutes(secured, s);
+    approvalRoutes(secured, s);
     routeRoutes(secured, s);
   });
 }

@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   admin_key_not_found: { status: 404, type: 'not_found' },
   response_not_found: { status: 404, type: 'not_found' },
   route_not_found: { status: 404, type: 'not_found' },
+  approval_not_found: { status: 404, type: 'not_found' },
   // GET /mcp/servers/{name}/tools and its accept: no such server in mcp_servers, or no such tool on it.
   mcp_server_not_found: { status: 404, type: 'not_found' },
   mcp_tool_not_found: { status: 404, type: 'not_found' },
@@ -42,6 +43,7 @@ export const ERROR_CODES = {
   tenant_exists: { status: 409, type: 'conflict' },
   policy_in_use: { status: 409, type: 'conflict' },
   tenant_not_empty: { status: 409, type: 'conflict' },
+  approval_decided: { status: 409, type: 'conflict' },
   // A route from agentgw.yaml: changed only in the file.
   route_read_only: { status: 409, type: 'conflict' },
   daily_budget_exceeded: { status: 429, type: 'budget_exceeded' },

@@ -10,4 +10,5 @@ export * from './traces.js';
 export * from './declarative.js';
 export * from './mcp.js';
 export * from './audit.js';
+export * from './approvals.js';
 export * from './routes.js';

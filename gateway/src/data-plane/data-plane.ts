@@ -1,3 +1,4 @@
+import type { Approvals } from '../approvals/approvals.js';
 import type { Counters } from '../accounting/counters/spec.js';
 import type { PriceTable } from '../accounting/prices.js';
 import type { UsageWriter } from '../accounting/usage-writer.js';
@@ -35,6 +36,9 @@ export class DataPlane implements DataPlaneDeps {
   readonly anthropicBetas: ReadonlySet<string>;
 
   readonly plans: GenerationCache<Plan>;
+
+  /** Holds calls an `approve` rule names until a person decides them (set at start); null: such calls are refused. */
+  approvals: Approvals | null = null;
 
   /** limits.pii_scan_bytes of the server config (set at start). */
   piiScanBytes = DEFAULT_PII_SCAN_BYTES;

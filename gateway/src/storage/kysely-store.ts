@@ -2,6 +2,7 @@ import type { CompiledQuery, Kysely } from 'kysely';
 import type { Agent, Role, Tenant } from '../contract/index.js';
 import * as adminKeys from './kysely/admin-keys.js';
 import * as agents from './kysely/agents.js';
+import * as approvals from './kysely/approvals.js';
 import * as audit from './kysely/audit.js';
 import type { Report } from './kysely/common.js';
 import * as idempotency from './kysely/idempotency.js';
@@ -20,6 +21,7 @@ import { isUniqueViolation } from './store-errors.js';
 import type { StoreHealth } from './store-health.js';
 import { UnstoredResponses } from './unstored-responses.js';
 import type {
+  ApprovalFilter,
   AuditFilter,
   AuditRecord,
   McpToolPinRecord,
@@ -34,6 +36,7 @@ import type {
   TraceStopRecord,
   UsageFilter,
   UsageRecord,
+  NewApproval,
 } from './store.js';
 
 // The queries and row mappers of each resource are in ./kysely/, one module per resource; this class wires them.
@@ -276,6 +279,28 @@ export class KyselyStore implements Store {
   }
   acceptMcpToolPin(pin: McpToolPinRecord) {
     return mcpToolPins.acceptMcpToolPin(this.db, pin, this.lockReads);
+  }
+
+  createApproval(a: NewApproval) {
+    return approvals.createApproval(this.db, a);
+  }
+  getApproval(id: string) {
+    return approvals.getApproval(this.db, id);
+  }
+  listApprovals(f: ApprovalFilter) {
+    return approvals.listApprovals(this.db, f);
+  }
+  decideApproval(id: string, decision: 'approved' | 'denied', by: string, comment: string | null, at: string) {
+    return approvals.decideApproval(this.db, id, decision, by, comment, at);
+  }
+  closeApproval(id: string, status: 'timed_out' | 'abandoned', at: string) {
+    return approvals.closeApproval(this.db, id, status, at);
+  }
+  settledApprovals(ids: string[]) {
+    return approvals.settledApprovals(this.db, ids);
+  }
+  takeApprovalGrant(tenantId: string, traceId: string, callHash: string, since: string, at: string) {
+    return approvals.takeApprovalGrant(this.db, tenantId, traceId, callHash, since, at);
   }
 
   async close() {

@@ -237,6 +237,36 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
         .execute();
     },
   },
+  '0013_approvals': {
+    // Tool calls held for a person. The holding node polls the rows it holds; listings read newest first, overall or
+    // of one tenant; an approval given after its timeout lets the same call (call_hash) pass once in its trace.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('approvals')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('trace_id', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('tool', 'text', (c) => c.notNull())
+        .addColumn('arguments', 'text', (c) => c.notNull())
+        .addColumn('call_hash', 'text', (c) => c.notNull())
+        .addColumn('rule', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('decided_by', 'text')
+        .addColumn('comment', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('decided_at', 'text')
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('approved_late', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('grant_used_at', 'text')
+        .execute();
+      await db.schema.createIndex('approvals_time').on('approvals').columns(['created_at', 'id']).execute();
+      await db.schema.createIndex('approvals_tenant_time').on('approvals').columns(['tenant_id', 'created_at']).execute();
+      await db.schema.createIndex('approvals_trace_call').on('approvals').columns(['trace_id', 'call_hash']).execute();
+    },
+  },
   };
 }
 

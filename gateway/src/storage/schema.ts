@@ -133,4 +133,27 @@ export interface Database {
     /** The admin who accepted it (`<kind>:<id>`); null when it was recorded as first seen. */
     pinned_by: string | null;
   };
+  /** Tool calls held for a person (0013); rule and arguments are JSON. */
+  approvals: {
+    id: string;
+    tenant_id: string;
+    agent_id: string;
+    trace_id: string;
+    request_id: string;
+    tool: string;
+    arguments: string;
+    /** The hash of the tool and its canonical, normalised arguments: what an approval after the timeout lets pass once. */
+    call_hash: string;
+    rule: string | null;
+    reason: string | null;
+    status: string;
+    decided_by: string | null;
+    comment: string | null;
+    created_at: string;
+    decided_at: string | null;
+    expires_at: string;
+    /** 1 when it was approved after it had timed out (a pass for the same call, once, for 15 minutes). */
+    approved_late: number;
+    grant_used_at: string | null;
+  };
 }

@@ -1,5 +1,6 @@
 import type { Agent, AdminKey, AuditEntry, AuditObjectKind, Policy, Role, Route, Tenant, TraceRequest, TraceSummary, TraceToolCall, UsageRow } from '../contract/index.js';
 import type { StorageKind } from './migrations.js';
+import type { Approval, ApprovalStatus } from '../contract/approvals.js';
 
 export interface PageQuery {
   limit: number;
@@ -136,6 +137,19 @@ export interface AuditFilter {
   cursor?: string;
 }
 
+/** A tool call held for a person, as the holding node writes it (pending). */
+export interface NewApproval extends Omit<Approval, 'status' | 'decided_by' | 'comment' | 'decided_at'> {
+  /** The hash of the tool and its canonical, normalised arguments (see approvals/call-hash.ts). */
+  call_hash: string;
+}
+export interface ApprovalFilter {
+  status?: ApprovalStatus;
+  tenant_id?: string;
+  trace_id?: string;
+  limit: number;
+  cursor?: string;
+}
+
 /** Everything agentgw keeps. One implementation over Kysely serves SQLite and PostgreSQL. */
 export interface Store {
   readonly kind: StorageKind;
@@ -243,6 +257,19 @@ export interface Store {
   recordMcpToolPins(pins: McpToolPinRecord[]): Promise<McpToolPinRecord[]>;
   /** Sets the tool's pin to an accepted definition (through the transaction of its audit entry); answers the pin it replaced. */
   acceptMcpToolPin(pin: McpToolPinRecord): Promise<McpToolPinRecord | undefined>;
+
+  createApproval(a: NewApproval): Promise<Approval>;
+  getApproval(id: string): Promise<Approval | undefined>;
+  /** Newest first. */
+  listApprovals(f: ApprovalFilter): Promise<Page<Approval>>;
+  /** A person's decision over a state that allows it (pending; timed_out for an approval): whether this call decided it. */
+  decideApproval(id: string, decision: 'approved' | 'denied', by: string, comment: string | null, at: string): Promise<{ approval: Approval | undefined; decided: boolean }>;
+  /** The holder ends a pending approval (timed_out, abandoned) unless it was decided first; answers the row as it stands. */
+  closeApproval(id: string, status: 'timed_out' | 'abandoned', at: string): Promise<Approval | undefined>;
+  /** Of these approvals, the ones no longer pending (what a holding node polls). */
+  settledApprovals(ids: string[]): Promise<Approval[]>;
+  /** Takes, once, the pass that an approval after the timeout left for the same call in the trace; its id or null. */
+  takeApprovalGrant(tenantId: string, traceId: string, callHash: string, since: string, at: string): Promise<string | null>;
 
   close(): Promise<void>;
 }

@@ -1,0 +1,169 @@
+// Approvals (CONTRACT: "Tool rules and approvals"): a call an `approve` rule holds waits here for a person's decision,
+// its timeout, or its client leaving. Decisions are written to the shared database; the node that holds a call learns
+// of one at once when it was made there, through Redis pub/sub when counters are Redis, and by polling the database
+// every pollMs while it holds anything (so a lost message still arrives within a second).
+import { Redis } from 'ioredis';
+import type { Approval } from '../contract/index.js';
+import { generateId } from '../security/keys.js';
+import type { NewApproval, Store } from '../storage/store.js';
+import type { ApprovalNotifier } from './approval-notifier.js';
+
+/** How long an approval given after its timeout lets the same call pass (once) in its trace. */
+export const LATE_GRANT_MS = 15 * 60_000;
+
+/** What a hold can be cut short by: the client leaving (a ClientAbort on /v1, an AbortSignal on /mcp). */
+export interface HoldSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+export interface ApprovalsOptions {
+  timeoutS: number;
+  /** Keep-alives of a stream (or leading whitespace of an answer) that waits, this often. */
+  keepAliveMs: number;
+  /** How often a node that holds calls reads their rows (default 500 ms). */
+  pollMs?: number;
+  notifier?: ApprovalNotifier;
+  /** Redis to announce decisions on, when counters are Redis. */
+  redis?: { url: string; prefix: string };
+  log?: { warn: (obj: object, msg: string) => void };
+}
+
+/** A call to hold: the approval row less what the service fills in. */
+export type HoldRequest = Omit<NewApproval, 'id' | 'created_at' | 'expires_at'>;
+
+interface Waiter {
+  resolve(a: Approval): void;
+}
+
+export class Approvals {
+  readonly timeoutS: number;
+  readonly keepAliveMs: number;
+  private readonly pollMs: number;
+  private readonly held = new Map<string, Waiter>();
+  private poller: NodeJS.Timeout | undefined;
+  private polling = false;
+  private readonly sub: Redis | undefined;
+  private readonly pub: Redis | undefined;
+  private readonly channel: string | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: ApprovalsOptions,
+  ) {
+    this.timeoutS = opts.timeoutS;
+    this.keepAliveMs = opts.keepAliveMs;
+    this.pollMs = opts.pollMs ?? 500;
+    if (opts.redis) {
+      const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (n: number) => Math.min(100 * n, 2_000) };
+      this.channel = `${opts.redis.prefix}approvals`;
+      this.pub = new Redis(opts.redis.url, options);
+      // Subscriptions are renewed by ioredis on reconnect, so it may queue its SUBSCRIBE while offline.
+      this.sub = new Redis(opts.redis.url, { ...options, enableOfflineQueue: true });
+      // Redis away: the database poll still brings decisions.
+      this.pub.on('error', () => undefined);
+      this.sub.on('error', () => undefined);
+      this.sub.subscribe(this.channel).catch(() => undefined);
+      this.sub.on('message', (_channel: string, id: string) => {
+        if (this.held.has(id)) void this.refresh([id]);
+      });
+    }
+  }
+
+  /** Calls this node holds now. */
+  get holding(): number {
+    return this.held.size;
+  }
+
+  /**
+   * The pass an approval after the timeout left for this call in this trace, taken (once): its approval id, or null.
+   * A database that cannot answer gives no pass (fail closed).
+   */
+  async takeGrant(tenantId: string, traceId: string, callHash: string): Promise<string | null> {
+    const now = Date.now();
+    return this.store.takeApprovalGrant(tenantId, traceId, callHash, new Date(now - LATE_GRANT_MS).toISOString(), new Date(now).toISOString()).catch(() => null);
+  }
+
+  /**
+   * Holds a call until a person decides it, it times out, or `signal` aborts (the client left): answers the approval as
+   * it ended (status approved, denied, timed_out or abandoned). `onCreated` hears of the pending approval first.
+   */
+  async hold(req: HoldRequest, signal: HoldSignal | undefined, onCreated?: (a: Approval) => void): Promise<Approval> {
+    const created = new Date();
+    const approval = await this.store.createApproval({
+      ...req,
+      id: generateId('apr'),
+      created_at: created.toISOString(),
+      expires_at: new Date(created.getTime() + this.timeoutS * 1000).toISOString(),
+    });
+    onCreated?.(approval);
+    this.opts.notifier?.notify(approval);
+    return new Promise<Approval>((resolve) => {
+      let done = false;
+      const finish = (a: Approval) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.held.delete(approval.id);
+        if (this.held.size === 0) this.stopPolling();
+        resolve(a);
+      };
+      // The holder ends it: unless a decision was written first (then that one stands).
+      const close = (status: 'timed_out' | 'abandoned') => {
+        const at = new Date().toISOString();
+        this.store
+          .closeApproval(approval.id, status, at)
+          .then((a) => finish(a && a.status !== 'pending' ? a : { ...approval, status, decided_at: at }))
+          // The database cannot say: the call is refused (fail closed), as its end says.
+          .catch(() => finish({ ...approval, status, decided_at: at }));
+      };
+      const timer = setTimeout(() => close('timed_out'), Math.max(0, Date.parse(approval.expires_at) - Date.now()));
+      const onAbort = () => close('abandoned');
+      this.held.set(approval.id, { resolve: finish });
+      this.startPolling();
+      if (signal?.aborted) close('abandoned');
+      else signal?.addEventListener('abort', onAbort);
+    });
+  }
+
+  /**
+   * After a decision was committed (POST /approvals/{id}/approve|deny on any node): the call is released here if this
+   * node holds it, and the other nodes are told through Redis (they also find it by polling).
+   */
+  announce(approval: Approval): void {
+    if (approval.status !== 'pending') this.held.get(approval.id)?.resolve(approval);
+    if (this.pub && this.channel) this.pub.publish(this.channel, approval.id).catch(() => undefined);
+  }
+
+  private startPolling(): void {
+    if (this.poller) return;
+    this.poller = setInterval(() => void this.refresh([...this.held.keys()]), this.pollMs);
+    this.poller.unref();
+  }
+
+  private stopPolling(): void {
+    clearInterval(this.poller);
+    this.poller = undefined;
+  }
+
+  /** Reads the rows of held calls and releases the decided ones. */
+  private async refresh(ids: string[]): Promise<void> {
+    if (ids.length === 0 || this.polling) return;
+    this.polling = true;
+    try {
+      for (const a of await this.store.settledApprovals(ids)) this.held.get(a.id)?.resolve(a);
+    } catch {
+      // The database is away: the next poll tries again; the timeout still ends the hold.
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.stopPolling();
+    await this.opts.notifier?.drain();
+    await Promise.all([this.sub, this.pub].map((r) => r?.quit().catch(() => r.disconnect())));
+  }
+}
