@@ -107,6 +107,15 @@ export class ToolPins {
     return this.pins.get(keyOf(server, tool));
   }
 
+  /**
+   * The pin a tool is served by: under pin strict only one an admin accepted (a definition pinned as first seen, while
+   * the server was under pin changes, does not count there).
+   */
+  private servingPin(server: string, tool: string): McpToolPinRecord | undefined {
+    const pin = this.pin(server, tool);
+    return pin && pin.pinned_by === null && this.modeOf(server) === 'strict' ? undefined : pin;
+  }
+
   private digestOf(t: Tool): string {
     let d = this.digests.get(t);
     if (d === undefined) {
@@ -118,7 +127,7 @@ export class ToolPins {
 
   /** pinned: listed as pinned; changed: listed otherwise than pinned; new: no pin yet. */
   status(server: string, name: string, listed: readonly Tool[]): PinStatus {
-    const pin = this.pin(server, name);
+    const pin = this.servingPin(server, name);
     if (!pin) return 'new';
     const same = listed.filter((t) => t.name === name);
     return same.length > 0 && same.every((t) => this.digestOf(t) === pin.digest) ? 'pinned' : 'changed';
@@ -130,7 +139,7 @@ export class ToolPins {
    */
   withheld(server: string, tool: Tool, listed: readonly Tool[]): boolean {
     if (this.modeOf(server) === 'off') return false;
-    const pin = this.pin(server, tool.name);
+    const pin = this.servingPin(server, tool.name);
     if (!pin || this.digestOf(tool) !== pin.digest) return true;
     return listed.some((t) => t !== tool && t.name === tool.name && this.digestOf(t) !== pin.digest);
   }
@@ -144,7 +153,11 @@ export class ToolPins {
   /** A call to a withheld tool is refused with tool_changed (CONTRACT), a sentence the model and the operator can act on. */
   check(server: string, tool: Tool, listed: readonly Tool[]): void {
     if (!this.withheld(server, tool, listed)) return;
-    const what = this.pin(server, tool.name) ? 'its definition changed since an admin reviewed it' : 'it is new and this server holds new tools until they are accepted';
+    const what = this.servingPin(server, tool.name)
+      ? 'its definition changed since it was pinned'
+      : this.modeOf(server) === 'strict'
+        ? 'this server (pin: strict) holds every tool until an admin accepts it'
+        : 'its first definition is not recorded yet (retry shortly)';
     throw new AgentgwError(
       'tool_changed',
       `The tool ${tool.name} of MCP server ${server} is withheld: ${what}. An admin can review and accept it (agentgw mcp accept ${server}/${tool.name}); until then use another tool.`,
