@@ -140,6 +140,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       sessionIdleMs: config.mcp.session_idle_s * 1000,
       allowedOrigins: config.mcp.allowed_origins,
       authorizationServers: config.mcp.authorization_servers,
+      credentialStore: store,
       loopbackListen: isLoopbackHost(config.listen.replace(/:\d+$/, '')),
       sessionLimits: { total: config.limits.mcp_sessions, perAgent: config.limits.mcp_sessions_per_agent },
       log: opts.log,

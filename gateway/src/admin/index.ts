@@ -8,6 +8,7 @@ import { registerChangeIdCheck, registerRequestId } from './audit-trail.js';
 import { registerAdminAuth } from './auth.js';
 import { ConsoleSessions } from './console-session.js';
 import { OidcClient, consoleAuthRoutes } from './oidc.js';
+import { mcpCredentialRoutes } from './mcp-credentials.js';
 import { mcpServerRoutes } from './mcp-servers.js';
 import { meRoutes } from './me.js';
 import { refuseNulCharacters } from './nul-characters.js';
@@ -47,6 +48,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { services: Servic
     traceRoutes(secured, s);
     meRoutes(secured, s);
     mcpServerRoutes(secured, s);
+    mcpCredentialRoutes(secured, s);
     auditRoutes(secured, s);
     approvalRoutes(secured, s);
     routeRoutes(secured, s);

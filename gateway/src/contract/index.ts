@@ -9,6 +9,7 @@ export * from './system.js';
 export * from './traces.js';
 export * from './declarative.js';
 export * from './mcp.js';
+export * from './mcp-credentials.js';
 export * from './audit.js';
 export * from './approvals.js';
 export * from './routes.js';

@@ -11,6 +11,8 @@ import type { KeyHasher } from '../security/keys.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { McpSession } from './mcp-session.js';
 import { type McpResourceAuth, PROTECTED_RESOURCE_PATH } from './oauth-resource.js';
+import { type AgentCredentials, type AgentHeaders, withAgentCredentials } from './agent-credentials.js';
+import type { StoredAgent } from '../storage/store.js';
 import type { OriginCheck } from './origin.js';
 import type { Sessions } from './sessions.js';
 import type { McpCaller } from './tool-call.js';
@@ -57,7 +59,11 @@ export interface McpFrontDeps {
   hasServer?(name: string): boolean;
   /** OAuth access tokens of mcp.authorization_servers, beside agent keys (absent: agent keys only). */
   oauth?: McpResourceAuth;
+  /** Per-agent upstream credentials (PUT /api/agents/{id}/mcp-credentials/{server}). */
+  credentials?: AgentCredentials;
 }
+
+const NO_CREDENTIALS: AgentHeaders = new Map();
 
 export class McpFront {
   closing = false;
@@ -163,6 +169,13 @@ export class McpFront {
     }
     const body = req.method === 'POST' ? await this.readBody(req, res) : undefined;
     if (body === NOT_JSON) return;
+    // The agent's own upstream credentials (if an admin set some) go with everything this request makes upstream.
+    const own = this.deps.credentials ? await this.deps.credentials.of(agent.id) : NO_CREDENTIALS;
+    await withAgentCredentials(agent.id, own, () => this.serveSession(req, res, agent, body, scope, named, headerPolicyId));
+  }
+
+  private async serveSession(req: IncomingMessage, res: ServerResponse, agent: StoredAgent, body: unknown, scope: string | undefined, named: string | undefined, headerPolicyId: string | undefined): Promise<void> {
+    const h = req.headers;
     const sessions = await this.deps.sessions();
     const sid = one(h['mcp-session-id']);
     let session: McpSession | null;

@@ -13,6 +13,8 @@ import { McpMetrics } from './mcp-metrics.js';
 import { policyToolName } from './names.js';
 import type { McpAuthorizationServer } from './oauth-config.js';
 import { McpResourceAuth } from './oauth-resource.js';
+import { AgentCredentials } from './agent-credentials.js';
+import type { Store } from '../storage/store.js';
 import { OriginCheck } from './origin.js';
 import { type ActivityStore, SessionActivity } from './session-activity.js';
 import { SessionIds } from './session-ids.js';
@@ -35,6 +37,8 @@ export interface McpGatewayOptions {
   loopbackListen?: boolean;
   /** mcp.authorization_servers: OAuth access tokens /mcp accepts beside agent keys. */
   authorizationServers?: readonly McpAuthorizationServer[];
+  /** Where per-agent upstream credentials are stored (sealed): absent, every agent uses the servers' own connections. */
+  credentialStore?: Pick<Store, 'listMcpCredentials'>;
   log?: UpstreamLog & Partial<ErrorLog>;
 }
 
@@ -60,6 +64,7 @@ export class McpGateway {
       origins: new OriginCheck({ allowedOrigins: opts.allowedOrigins ?? [], loopbackListen: opts.loopbackListen ?? false }),
       hasServer: (name) => Object.hasOwn(opts.servers, name),
       ...(opts.authorizationServers?.length ? { oauth: new McpResourceAuth(opts.authorizationServers, dp.snapshot) } : {}),
+      ...(opts.credentialStore ? { credentials: new AgentCredentials(opts.credentialStore, dp.hasher, dp.snapshot, opts.log) } : {}),
     });
     // With servers configured, /mcp will be used: load it now, off the start-up path.
     if (Object.keys(opts.servers).length > 0) void this.load().catch(() => undefined);

@@ -97,16 +97,3 @@ export function clientCredentialsFetch(credentials: ClientCredentials): FetchLik
     return (await send()).res;
   };
 }
-
-/**
- * The fetch of an agent's own connection to the server (per-agent credentials): its headers replace the server's
- * headers of the same names, and the server's Authorization (static or client-credentials) is never sent with them.
- */
-export function agentHeadersFetch(agentHeaders: Readonly<Record<string, string>>): FetchLike {
-  return (url, init) => {
-    const headers = new Headers(init?.headers);
-    headers.delete('authorization');
-    for (const [k, v] of Object.entries(agentHeaders)) headers.set(k, v);
-    return fetch(url, { ...init, headers });
-  };
-}

@@ -18,6 +18,7 @@ import {
 import { AgentgwError } from '../contract/index.js';
 import { VERSION } from '../version.js';
 import { isStdio, type McpServerConfig } from './mcp-config.js';
+import { agentCredentialsFor } from './agent-credentials.js';
 import { ClientCredentials, clientCredentialsFetch } from './upstream-oauth.js';
 
 /** What an upstream tells the sessions of this node. */
@@ -40,6 +41,8 @@ const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
 /** A stdio server that stayed up this long before it exited is restarted at once, as after its first failure. */
 const STABLE_AFTER_MS = 60_000;
+/** Connections of agents with their own credentials one server keeps open on a node (the least recently used closes). */
+const MAX_AGENT_CONNECTIONS = 256;
 /** Pages of a list read from one upstream at most (a server that pages forever cannot hold a request). */
 const MAX_PAGES = 100;
 
@@ -94,8 +97,10 @@ export class Upstream {
     private readonly log?: UpstreamLog,
     /** The server's log messages (notifications/message) and resource updates, for the sessions that use it. */
     private readonly events: UpstreamEvents = {},
+    /** The agent whose own connection this is (per-agent credentials); undefined: the server's shared connection. */
+    private readonly owner?: string,
   ) {
-    if (!isStdio(config) && config.oauth) {
+    if (!isStdio(config) && config.oauth && owner === undefined) {
       this.fetch = clientCredentialsFetch(new ClientCredentials(name, config.oauth, config.oauth.resource ?? config.url));
     }
   }
@@ -103,8 +108,48 @@ export class Upstream {
   /** How requests reach an HTTP server that wants agentgw's own token (oauth: client credentials). */
   private readonly fetch: FetchLike | undefined;
 
+  /** Connections of agents with credentials of their own for this server, least recently used first. */
+  private readonly byAgent = new Map<string, { digest: string; upstream: Upstream }>();
+
+  /**
+   * The connection the current /mcp request uses: the agent's own when an admin set it credentials for this server
+   * (they take the place of the server's Authorization, static or client credentials), else this shared one.
+   * `quiet`: credentials that cannot be read fall back here instead of failing (for what is only read, not sent).
+   */
+  private via(quiet = false): Upstream {
+    if (this.owner !== undefined || this.closed || isStdio(this.config)) return this;
+    let own;
+    try {
+      own = agentCredentialsFor(this.name);
+    } catch (e) {
+      if (quiet) return this;
+      throw e;
+    }
+    if (!own) return this;
+    const held = this.byAgent.get(own.agentId);
+    this.byAgent.delete(own.agentId);
+    if (held?.digest === own.digest) {
+      this.byAgent.set(own.agentId, held);
+      return held.upstream;
+    }
+    if (held) void held.upstream.close();
+    // Each agent's headers replace the server's of the same name; the server's Authorization never goes with them.
+    const names = new Set(Object.keys(own.headers).map((k) => k.toLowerCase()).concat('authorization'));
+    const headers = { ...Object.fromEntries(Object.entries(this.config.headers).filter(([k]) => !names.has(k.toLowerCase()))), ...own.headers };
+    const upstream = new Upstream(this.name, { ...this.config, headers, oauth: undefined }, this.onToolsChanged, this.log, this.events, own.agentId);
+    this.byAgent.set(own.agentId, { digest: own.digest, upstream });
+    if (this.byAgent.size > MAX_AGENT_CONNECTIONS) {
+      const [oldest, entry] = this.byAgent.entries().next().value!;
+      this.byAgent.delete(oldest);
+      void entry.upstream.close();
+    }
+    return upstream;
+  }
+
   /** What the connected server offers (undefined when it is not connected). */
   get capabilities(): ServerCapabilities | undefined {
+    const u = this.via(true);
+    if (u !== this) return u.capabilities;
     return this.client?.getServerCapabilities();
   }
 
@@ -134,11 +179,20 @@ export class Upstream {
 
   /** The tools as last read, without connecting (null: never read, or lost with the connection). */
   get cachedTools(): Tool[] | null {
+    const u = this.via(true);
+    if (u !== this) return u.cachedTools;
     return this.client && this.toolsOf === this.client ? this.tools : null;
   }
 
   /** The connected client: connects on first use, waits for a connection under way, fails fast while backing off. */
   connection(): Promise<Client> {
+    let u: Upstream;
+    try {
+      u = this.via();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (u !== this) return u.connection();
     if (this.closed) return Promise.reject(new AgentgwError('upstream_unavailable', `MCP server ${this.name} is shutting down: retry on another node or later.`));
     if (this.client) return Promise.resolve(this.client);
     if (this.connecting) return this.connecting;
@@ -248,6 +302,8 @@ export class Upstream {
    * the server's own JSON-RPC errors are thrown as they came.
    */
   async request<T>(op: (client: Client, options: RequestOptions) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const u = this.via();
+    if (u !== this) return u.request(op, signal);
     const options: RequestOptions = { timeout: this.config.timeout_ms, signal };
     let client = await this.connection();
     try {
@@ -289,6 +345,8 @@ export class Upstream {
 
   /** The server's tools, read once per connection and again when it says they changed. */
   async listTools(): Promise<Tool[]> {
+    const u = this.via();
+    if (u !== this) return u.listTools();
     const cached = this.cachedTools;
     if (cached) return cached;
     const client = await this.connection();
@@ -321,11 +379,16 @@ export class Upstream {
 
   /** Whether the connected server offers resources / prompts (false when it is not connected). */
   offers(what: 'resources' | 'prompts'): boolean {
+    const u = this.via(true);
+    if (u !== this) return u.offers(what);
     return this.client?.getServerCapabilities()?.[what] !== undefined;
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    const own = [...this.byAgent.values()];
+    this.byAgent.clear();
+    await Promise.all(own.map((o) => o.upstream.close()));
     clearTimeout(this.restartTimer);
     const client = this.client;
     this.client = null;

@@ -6,6 +6,7 @@ import * as approvals from './kysely/approvals.js';
 import * as audit from './kysely/audit.js';
 import type { Report } from './kysely/common.js';
 import * as idempotency from './kysely/idempotency.js';
+import * as mcpCredentials from './kysely/mcp-credentials.js';
 import * as mcpToolPins from './kysely/mcp-tool-pins.js';
 import * as policies from './kysely/policies.js';
 import * as responses from './kysely/responses.js';
@@ -31,6 +32,7 @@ import type {
   Store,
   StoredAdminKey,
   StoredAgent,
+  StoredMcpCredential,
   StoredResponse,
   TraceFilter,
   TraceStopRecord,
@@ -117,7 +119,9 @@ export class KyselyStore implements Store {
   setAgentKey(id: string, key_hash: string, key_prefix: string) {
     return agents.setAgentKey(this.db, id, key_hash, key_prefix);
   }
-  deleteAgent(id: string) {
+  async deleteAgent(id: string) {
+    // Its upstream credentials go with it (a new agent never inherits them).
+    await mcpCredentials.deleteAgentMcpCredentials(this.db, id);
     return agents.deleteAgent(this.db, id);
   }
   allAgents() {
@@ -138,6 +142,19 @@ export class KyselyStore implements Store {
   }
   allPolicies() {
     return policies.allPolicies(this.db);
+  }
+
+  getMcpCredential(agentId: string, server: string) {
+    return mcpCredentials.getMcpCredential(this.db, agentId, server, this.lockReads);
+  }
+  putMcpCredential(c: StoredMcpCredential) {
+    return mcpCredentials.putMcpCredential(this.db, c);
+  }
+  deleteMcpCredential(agentId: string, server: string) {
+    return mcpCredentials.deleteMcpCredential(this.db, agentId, server);
+  }
+  listMcpCredentials(agentId: string) {
+    return mcpCredentials.listMcpCredentials(this.db, agentId);
   }
 
   getRoute(alias: string) {

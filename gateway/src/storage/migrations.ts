@@ -237,6 +237,22 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
         .execute();
     },
   },
+  '0016_mcp_credentials': {
+    // Per-agent credentials for an upstream MCP server: the headers sealed with the deployment's secret (AES-256-GCM,
+    // bound to the agent and the server), never in plaintext; the header names alone are readable.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mcp_credentials')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('server', 'text', (c) => c.notNull())
+        .addColumn('sealed', 'text', (c) => c.notNull())
+        .addColumn('header_names', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('mcp_credentials_pk', ['agent_id', 'server'])
+        .execute();
+    },
+  },
   '0013_approvals': {
     // Tool calls held for a person. The holding node polls the rows it holds; listings read newest first, overall or
     // of one tenant; an approval given after its timeout lets the same call (call_hash) pass once in its trace.

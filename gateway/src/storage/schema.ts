@@ -29,6 +29,17 @@ export interface Database {
     /** 1 while suspended (0006). */
     suspended: number;
   };
+  /** Per-agent credentials for an upstream MCP server (0016): headers sealed with the deployment's secret. */
+  mcp_credentials: {
+    agent_id: string;
+    server: string;
+    /** The headers as JSON, AES-256-GCM under a key derived from AGENTGW_SECRET_KEY, bound to agent and server. */
+    sealed: string;
+    /** JSON array of the header names (not secret: GET shows which headers are set). */
+    header_names: string;
+    created_at: string;
+    updated_at: string;
+  };
   /** Routes written through the admin interface (0015); aliases of agentgw.yaml are not stored. */
   routes: {
     alias: string;

@@ -19,6 +19,15 @@ export interface StoredAgent extends Agent {
 export interface StoredAdminKey extends AdminKey {
   key_hash: string;
 }
+/** An agent's credential for one upstream MCP server, as stored: its headers sealed, their names in the clear. */
+export interface StoredMcpCredential {
+  agent_id: string;
+  server: string;
+  sealed: string;
+  header_names: string[];
+  created_at: string;
+  updated_at: string;
+}
 
 /** One usage record: a data-plane request, allowed or blocked. Never message bodies unless capture was opted in (redacted). */
 export interface UsageRecord {
@@ -182,6 +191,14 @@ export interface Store {
   listPolicies(q: PageQuery & { tenant_id?: string }): Promise<Page<Policy>>;
   deletePolicy(id: string): Promise<'deleted' | 'missing' | 'in_use'>;
   allPolicies(): Promise<Policy[]>;
+
+  /** Per-agent credentials for upstream MCP servers: sealed headers, readable only with the deployment's secret. */
+  getMcpCredential(agentId: string, server: string): Promise<StoredMcpCredential | undefined>;
+  /** Creates or replaces the credential; returns whether it was created. */
+  putMcpCredential(c: StoredMcpCredential): Promise<{ credential: StoredMcpCredential; created: boolean }>;
+  deleteMcpCredential(agentId: string, server: string): Promise<boolean>;
+  /** The agent's credentials, by server. */
+  listMcpCredentials(agentId: string): Promise<StoredMcpCredential[]>;
 
   /** Routes written through the admin interface (source `api`). */
   getRoute(alias: string): Promise<Route | undefined>;
