@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { adminApi, expectError, RFC3339 } from '../test-support/admin-api.js';
@@ -153,6 +154,32 @@ describe('on the way to the upstream', () => {
   });
 });
 
+describe('a sealed credential moved to another agent', () => {
+  test("does not open: that agent's calls to the server are refused rather than sent with another identity", async () => {
+    expect((await api('PUT', `/agents/${agents.a.id}/mcp-credentials/web`, { body: { headers: { Authorization: `Bearer ${AGENT_TOKEN}` } } })).status).toBe(201);
+    expect((await api('PUT', `/agents/${agents.b.id}/mcp-credentials/web`, { body: { headers: { Authorization: 'Bearer agent-b-own' } } })).status).toBe(201);
+    const db = new SQLite((gw.storage as { path: string }).path);
+    try {
+      const sealedOfA = (db.prepare('select sealed from mcp_credentials where agent_id = ? and server = ?').get(agents.a.id, 'web') as { sealed: string }).sealed;
+      db.prepare('update mcp_credentials set sealed = ? where agent_id = ? and server = ?').run(sealedOfA, agents.b.id, 'web');
+    } finally {
+      db.close();
+    }
+    const from = web.headers.length;
+    const client = new Client({ name: 'creds-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agents.b.key}` } } }));
+    try {
+      const r = (await client.callTool({ name: 'web__search', arguments: { query: 'q' } })) as CallToolResult;
+      expect(r.isError).toBe(true);
+      expect(r._meta?.['agentgw/error']).toEqual({ type: 'upstream_error', code: 'upstream_unavailable' });
+      expect(JSON.stringify(r.content)).toMatch(/cannot be read/);
+    } finally {
+      await client.close();
+    }
+    expect(web.headers.slice(from).some((h) => JSON.stringify(h).includes(AGENT_TOKEN))).toBe(false);
+  });
+});
+
 describe('at rest and in the audit log', () => {
   test('the database holds them sealed; audit entries name each write without the values; a deleted agent takes them along', async () => {
     const path = `/agents/${agents.b.id}/mcp-credentials/docs`;
@@ -161,8 +188,8 @@ describe('at rest and in the audit log', () => {
     const db = new SQLite((gw.storage as { path: string }).path, { readonly: true });
     try {
       const rows = db.prepare('select * from mcp_credentials').all() as Array<Record<string, string>>;
-      expect(rows.map((r) => [r.agent_id, r.server])).toEqual([[agents.b.id, 'docs']]);
-      expect(rows[0]!.sealed).toMatch(/^v1\./);
+      expect(rows.map((r) => `${r.agent_id}/${r.server}`)).toContain(`${agents.b.id}/docs`);
+      for (const r of rows) expect(r.sealed).toMatch(/^v1\./);
       const everything = JSON.stringify(db.prepare("select name from sqlite_master where type = 'table'").all().flatMap((t) => db.prepare(`select * from "${(t as { name: string }).name}"`).all()));
       for (const secret of [AGENT_TOKEN, NEW_AGENT_TOKEN, Buffer.from(AGENT_TOKEN).toString('base64')]) expect(everything).not.toContain(secret);
     } finally {
@@ -175,16 +202,53 @@ describe('at rest and in the audit log', () => {
       expect.arrayContaining([`mcp_credentials.create ${agents.a.id}/web`, `mcp_credentials.update ${agents.a.id}/web`, `mcp_credentials.delete ${agents.a.id}/web`, `mcp_credentials.create ${agents.b.id}/docs`]),
     );
     // One delete audited: the second DELETE removed nothing.
-    expect(actions.filter((a) => a.startsWith('mcp_credentials.delete')).length).toBe(1);
+    expect(actions.filter((a) => a === `mcp_credentials.delete ${agents.a.id}/web`).length).toBe(1);
     expect(audit.text).not.toContain(AGENT_TOKEN);
     expect(audit.text).not.toContain(NEW_AGENT_TOKEN);
 
     expect((await api('DELETE', `/agents/${agents.b.id}`)).status).toBe(204);
     const after = new SQLite((gw.storage as { path: string }).path, { readonly: true });
     try {
-      expect(after.prepare('select count(*) as n from mcp_credentials').get()).toEqual({ n: 0 });
+      expect(after.prepare('select count(*) as n from mcp_credentials where agent_id = ?').get(agents.b.id)).toEqual({ n: 0 });
+      expect(after.prepare('select count(*) as n from mcp_credentials where agent_id = ?').get(agents.a.id)).toEqual({ n: 1 });
     } finally {
       after.close();
+    }
+  });
+});
+
+describe('on PostgreSQL', () => {
+  test('the same writes, reads and sealing, and a deleted agent takes them along', async () => {
+    const pgw = await startTestGateway({ storage: 'postgres', config: { mcp_servers: { web: { url: web.url, timeout_ms: 5_000 } } } });
+    try {
+      const { call } = adminClient(pgw.adminUrl, pgw.adminKey);
+      const papi = adminApi(pgw.adminUrl, pgw.adminKey);
+      await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+      const agent = await call('POST', '/agents', { name: 'pg-agent', tenant_id: 'acme' });
+      const path = `/agents/${agent.id}/mcp-credentials/web`;
+      expect((await papi('PUT', path, { body: { headers: { Authorization: `Bearer ${AGENT_TOKEN}` } } })).status).toBe(201);
+      expect((await papi('PUT', path, { body: { headers: { Authorization: `Bearer ${NEW_AGENT_TOKEN}`, 'X-Org': 'acme' } } })).body).toMatchObject({ set: true, header_names: ['Authorization', 'X-Org'] });
+      const storage = pgw.storage as { url: string; schema: string };
+      const client = new pg.Client({ connectionString: storage.url });
+      await client.connect();
+      try {
+        const rows = (await client.query(`select row_to_json(t)::text as j from "${storage.schema}".mcp_credentials t`)).rows as Array<{ j: string }>;
+        expect(rows.length).toBe(1);
+        expect(rows[0]!.j).not.toContain(NEW_AGENT_TOKEN);
+        expect(rows[0]!.j).toContain('"sealed":"v1.');
+        const from = web.headers.length;
+        const mcp = new Client({ name: 'pg-creds', version: '1.0.0' });
+        await mcp.connect(new StreamableHTTPClientTransport(new URL(`${pgw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent.api_key}` } } }));
+        await mcp.callTool({ name: 'web__search', arguments: { query: 'q' } });
+        await mcp.close();
+        expect(new Set(web.headers.slice(from).map((h) => h.authorization))).toEqual(new Set([`Bearer ${NEW_AGENT_TOKEN}`]));
+        expect((await papi('DELETE', `/agents/${agent.id}`)).status).toBe(204);
+        expect((await client.query(`select count(*)::int as n from "${storage.schema}".mcp_credentials`)).rows[0]).toEqual({ n: 0 });
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await pgw.close();
     }
   });
 });
