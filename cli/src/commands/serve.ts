@@ -72,6 +72,9 @@ Environment:
   AGENTGW_DATABASE_URL  postgres://... instead of SQLite (nodes that share it share the
                         configuration)
   AGENTGW_REDIS_URL     redis://... for the budget and rate-limit counters nodes share
+  AGENTGW_SECRET_KEY    the secret every node shares: agent key hashes, MCP session ids, console
+                        cookies, and the per-agent MCP credentials it seals. Unset: one is
+                        generated and kept in the database (which then holds what opens them).
 
 Output: stderr carries sentences (a generated key, "agentgw listening: admin URL/api, gateway
 URL/v1, console URL/ui" once requests are accepted, errors); stdout carries the server's log, one
