@@ -217,7 +217,8 @@ export class Federation {
     }
     const naming = namingOf(caller.scope);
     const cached = this.upstreams.all().filter((u) => naming.serves(u.name)).map((upstream) => ({ upstream, tools: upstream.cachedTools ?? [] }));
-    return toolsSignature(allowedTools(eff, naming, this.servedOf(cached)));
+    // The upstream's own tool objects, renamed: their definition keys are computed once, not at every comparison.
+    return signature(allowedEntries(eff, naming, this.servedOf(cached)).map((e) => `${e.name}\u0000${definitionKey(e.tool)}`));
   }
 
   /** The servers whose resources and prompts the caller sees (named by some allowed_tools glob of every policy). */
@@ -321,20 +322,39 @@ export class Federation {
 
 /** The tools every policy allows, named as the endpoint names them (`<server>__<tool>` on /mcp), with their price (if any) in `_meta`. */
 function allowedTools(eff: EffectivePolicy, naming: Naming, catalog: Array<{ upstream: Upstream; tools: Tool[] }>): Tool[] {
-  const out: Tool[] = [];
+  return allowedEntries(eff, naming, catalog).map(({ upstream, tool: t, name }) => {
+    const price = upstream.priceOf(t.name);
+    return { ...t, name, ...(price > 0 ? { _meta: { ...t._meta, [PRICE_META_KEY]: price } } : {}) };
+  });
+}
+
+/** The upstream tools every policy allows, with the name the endpoint gives each. */
+function allowedEntries(eff: EffectivePolicy, naming: Naming, catalog: Array<{ upstream: Upstream; tools: Tool[] }>): Array<{ upstream: Upstream; tool: Tool; name: string }> {
+  const out: Array<{ upstream: Upstream; tool: Tool; name: string }> = [];
   for (const { upstream, tools } of catalog) {
-    for (const t of tools) {
-      if (policyRefusingTool(eff.policies, policyToolName(upstream.name, t.name))) continue;
-      const price = upstream.priceOf(t.name);
-      out.push({ ...t, name: naming.name(upstream.name, t.name), ...(price > 0 ? { _meta: { ...t._meta, [PRICE_META_KEY]: price } } : {}) });
+    for (const tool of tools) {
+      if (policyRefusingTool(eff.policies, policyToolName(upstream.name, tool.name))) continue;
+      out.push({ upstream, tool, name: naming.name(upstream.name, tool.name) });
     }
   }
   return out;
 }
 
+/** Each listed tool's definition as a signature compares it, computed once per tool object (sessions compare often). */
+const definitionKeys = new WeakMap<Tool, string>();
+
+function definitionKey(t: Tool): string {
+  let key = definitionKeys.get(t);
+  if (key === undefined) {
+    key = JSON.stringify([t.description, t.inputSchema, t.annotations, t.outputSchema]);
+    definitionKeys.set(t, key);
+  }
+  return key;
+}
+
 /** What a session was shown of its tools: names and definitions (a description or schema that changed is a changed list too). */
 export function toolsSignature(tools: readonly Tool[]): string {
-  return signature(tools.map((t) => `${t.name}\u0000${JSON.stringify([t.description, t.inputSchema, t.annotations, t.outputSchema])}`));
+  return signature(tools.map((t) => `${t.name}\u0000${definitionKey(t)}`));
 }
 
 function signature(names: string[]): string {
