@@ -2,6 +2,7 @@
 import type {
   AdminKey,
   Agent,
+  Approval,
   Policy,
   Spend,
   SystemConfig,
@@ -12,7 +13,7 @@ import type {
   UsageRow,
 } from '@agentgw/gateway/contract';
 
-export type { Agent, Policy, Spend, SystemConfig, Tenant, TenantWithSpend, TraceSummary };
+export type { Agent, Approval, Policy, Spend, SystemConfig, Tenant, TenantWithSpend, TraceSummary };
 
 /** GET /api/agents/{id}. */
 export type AgentWithSpend = Agent & { spend: Spend };
@@ -56,22 +57,3 @@ export interface McpServer {
   prices?: Record<string, number>;
 }
 
-/** A tool call held for a person (CONTRACT "Tool rules and approvals": GET /api/approvals). */
-export interface Approval {
-  id: string;
-  tenant_id: string;
-  agent_id: string;
-  trace_id: string;
-  request_id: string;
-  tool: string;
-  /** As the policy's PII rules would forward them: parsed JSON, or the text of a call whose input is not JSON. */
-  arguments: unknown;
-  rule: { policy_id: string; index: number } | null;
-  reason: string | null;
-  status: 'pending' | 'approved' | 'denied' | 'timed_out' | 'abandoned';
-  decided_by: string | null;
-  comment: string | null;
-  created_at: string;
-  decided_at: string | null;
-  expires_at: string;
-}
