@@ -61,6 +61,7 @@ export class ToolPins {
   private readonly timer: NodeJS.Timeout;
   /** Digests of listed definitions, by tool object: a list is hashed once, not at every check. */
   private readonly digests = new WeakMap<Tool, string>();
+  private readonly repeats = new WeakMap<readonly Tool[], ReadonlySet<string>>();
 
   constructor(
     private readonly store: PinStore,
@@ -141,7 +142,20 @@ export class ToolPins {
     if (this.modeOf(server) === 'off') return false;
     const pin = this.servingPin(server, tool.name);
     if (!pin || this.digestOf(tool) !== pin.digest) return true;
-    return listed.some((t) => t !== tool && t.name === tool.name && this.digestOf(t) !== pin.digest);
+    return this.repeatedNames(listed).has(tool.name) && listed.some((t) => t !== tool && t.name === tool.name && this.digestOf(t) !== pin.digest);
+  }
+
+  /** Names a list holds more than once (a server's lists are arrays kept as read, so each is counted once). */
+  private repeatedNames(listed: readonly Tool[]): ReadonlySet<string> {
+    let repeated = this.repeats.get(listed);
+    if (!repeated) {
+      const seen = new Set<string>();
+      const twice = new Set<string>();
+      for (const t of listed) (seen.has(t.name) ? twice : seen).add(t.name);
+      repeated = twice;
+      this.repeats.set(listed, repeated);
+    }
+    return repeated;
   }
 
   /** The tools agents may be shown and may call, of what the server lists. */
