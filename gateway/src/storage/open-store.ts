@@ -5,7 +5,7 @@ import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import { KyselyStore } from './kysely-store.js';
 import { migrate } from './migrations.js';
 import { deadlinePool, type PgPool } from './pg-deadline-pool.js';
-import { ImmediateSqliteDialect } from './sqlite-dialect.js';
+import { type CachingSqlite, ImmediateSqliteDialect, withStatementCache } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { INSERT_USAGE_SQL, SqliteUsageThread, usageParams } from './sqlite-usage-thread.js';
 import { StoreHealth, type StoreLog } from './store-health.js';
@@ -84,12 +84,14 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     const timeoutMs = opts.timeoutMs ?? DB_TIMEOUT_MS;
     const pragmas = sqlitePragmas(timeoutMs);
     const sqlite = new Sqlite(opts.path);
-    sqlite.pragma('journal_mode = WAL');
-    for (const p of pragmas) sqlite.pragma(p);
-    sqlite.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+    // exec, not pragma(): no statement object is made (see withStatementCache)
+    sqlite.exec('PRAGMA journal_mode = WAL');
+    for (const p of pragmas) sqlite.exec(`PRAGMA ${p}`);
+    sqlite.exec('PRAGMA foreign_keys = ON');
+    const cached = withStatementCache(sqlite);
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cached }) });
     await migrate(db, 'sqlite');
-    const local = sqliteUsageInserter(sqlite);
+    const local = sqliteUsageInserter(sqlite, cached);
     // An in-memory database is one connection's own: its rows are written on it.
     if (opts.path === ':memory:' || opts.usageThread === false) return new KyselyStore(db, 'sqlite', { usageInserter: local });
     let thread: SqliteUsageThread;
@@ -100,12 +102,12 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
       return new KyselyStore(db, 'sqlite', { usageInserter: local });
     }
     // The thread's commits run the checkpoints; here an admin write would otherwise take one on (fsync included).
-    sqlite.pragma('wal_autocheckpoint = 0');
+    sqlite.exec('PRAGMA wal_autocheckpoint = 0');
     let takenOver = false;
     const writeHere = (rows: UsageRecord[]) => {
       if (!takenOver) {
         takenOver = true;
-        sqlite.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+        sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
       }
       local(rows);
     };
@@ -122,7 +124,7 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
     };
     const inserter = (rows: UsageRecord[]) => onThread(() => thread.insert(rows), () => writeHere(rows));
     // A report waits for the thread (busy with a batch, or an earlier report) no longer than the deadline.
-    const reader = <R>(q: CompiledQuery<R>) => onThread(() => thread.query<R>(q.sql, q.parameters, timeoutMs), () => sqlite.prepare(q.sql).all(...q.parameters) as R[]);
+    const reader = <R>(q: CompiledQuery<R>) => onThread(() => thread.query<R>(q.sql, q.parameters, timeoutMs), () => cached.prepare(q.sql).all(...q.parameters) as R[]);
     // Once the thread has died, rows are written on the event loop: in the writer's default, smaller batches.
     const batchRows = () => (thread.failed ? undefined : SQLITE_THREAD_BATCH_ROWS);
     const store = new KyselyStore(db, 'sqlite', { usageInserter: inserter, beforeClose: () => thread.close(), reportReader: reader, preferredBatchRows: batchRows });
@@ -180,8 +182,8 @@ export async function openStore(opts: StorageOptions): Promise<Store> {
  * One prepared statement in one transaction per batch, parameters bound by position straight from the records:
  * far cheaper than building a multi-row statement, or an object per row, each time.
  */
-function sqliteUsageInserter(sqlite: SQLite.Database): (rows: UsageRecord[]) => void {
-  const insert = sqlite.prepare(INSERT_USAGE_SQL);
+function sqliteUsageInserter(sqlite: SQLite.Database, statements: CachingSqlite): (rows: UsageRecord[]) => void {
+  const insert = statements.prepare(INSERT_USAGE_SQL);
   return sqlite.transaction((rows: UsageRecord[]) => {
     for (const r of rows) insert.run(...usageParams(r));
   });

@@ -53,7 +53,9 @@ function usageThreadMain(require: NodeJS.Require): void {
   const setup = workerData as WorkerSetup;
   const Sqlite = require(setup.driver) as typeof import('better-sqlite3');
   const db = new Sqlite(setup.path);
-  for (const p of setup.pragmas) db.pragma(p);
+  // exec, not pragma(), and every statement kept while the thread lives: better-sqlite3 12 under Node 24 aborts when the
+  // collector frees a statement after the thread's environment is gone (see withStatementCache)
+  for (const p of setup.pragmas) db.exec(`PRAGMA ${p}`);
   const insert = db.prepare(setup.sql);
   const insertAll = db.transaction((batch: unknown[][]) => {
     for (const params of batch) insert.run(...params);
@@ -71,8 +73,7 @@ function usageThreadMain(require: NodeJS.Require): void {
         let stmt = statements.get(m.sql);
         if (stmt === undefined) {
           stmt = db.prepare(m.sql);
-          statements.set(m.sql, stmt);
-          if (statements.size > 200) statements.delete(statements.keys().next().value!);
+          if (statements.size < 2000) statements.set(m.sql, stmt);
         }
         if (!stmt.reader) throw new Error('only queries that return rows are run here');
         parentPort!.postMessage({ id: m.id, rows: stmt.all(...m.params!) });
