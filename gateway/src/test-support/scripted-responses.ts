@@ -365,7 +365,8 @@ function responseObject(body: any, id: string, model: string, status: string, ou
     service_tier: body?.service_tier ?? 'default',
     store: body?.store ?? true,
     temperature: body?.temperature ?? 1,
-    text: { format: body?.text?.format ?? { type: 'text' }, verbosity: body?.text?.verbosity ?? 'medium' },
+    // A json_schema format is repeated with every field, as OpenAI does.
+    text: { format: body?.text?.format?.type === 'json_schema' ? { description: null, strict: false, ...body.text.format } : (body?.text?.format ?? { type: 'text' }), verbosity: body?.text?.verbosity ?? 'medium' },
     tool_choice: body?.tool_choice ?? 'auto',
     // OpenAI repeats a function tool with every field of its tool object (strict is true unless the request said false).
     tools: Array.isArray(body?.tools) ? body.tools.map((t: any) => (t?.type === 'function' ? { description: null, parameters: null, ...t, strict: t.strict ?? true } : t)) : [],

@@ -5,6 +5,7 @@ import { AgentgwError } from '../contract/errors.js';
 import type { OpenAIChatCompletionChunk, OpenAIFinishReason, OpenAIToolCallDelta, OpenAIUsage } from '../providers/openai-format.js';
 import type { Usage } from '../providers/spec.js';
 import { ResponsesStreamEncoder, type ResponsesStreamOptions } from './chat-stream-to-responses-events.js';
+import { expectOpenResponsesStream } from '../data-plane/dialects/responses/__fixtures__/open-responses-schema.js';
 import { type Event, parseEvents, wellFormedOutput, wire } from '../data-plane/dialects/responses/__fixtures__/responses-stream-checks.js';
 import type { ResponsesEcho } from './responses-api.js';
 
@@ -41,7 +42,10 @@ function run(chunks: OpenAIChatCompletionChunk[], opts = options(), usage: Usage
   for (const c of chunks) sse += encoder.frames(frame(c));
   sse += encoder.frames('data: [DONE]\n\n');
   sse += encoder.finish(usage);
-  return { events: parseEvents(sse), sse, encoder };
+  const events = parseEvents(sse);
+  // Every event the encoder writes, against the Open Responses schema.
+  expectOpenResponsesStream(events.map((e) => e.data));
+  return { events, sse, encoder };
 }
 
 function sdkClient(sse: string): OpenAI {

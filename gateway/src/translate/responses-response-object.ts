@@ -77,7 +77,7 @@ export function responsesObject(opts: ResponsesObjectOptions, state: ResponsesOb
     store: r.store ?? true,
     // The sampling settings in effect: the client's, else the defaults every target applies (as OpenAI reports them).
     temperature: r.temperature ?? 1,
-    text: r.text ?? { format: { type: 'text' } },
+    text: echoedText(r.text),
     tool_choice: (r.tool_choice ?? 'auto') as ResponsesToolChoice,
     tools: echoedTools(r.tools),
     top_p: r.top_p ?? 1,
@@ -94,6 +94,16 @@ export function responsesObject(opts: ResponsesObjectOptions, state: ResponsesOb
     prompt_cache_key: r.prompt_cache_key ?? null,
     safety_identifier: r.safety_identifier ?? null,
   };
+}
+
+/** The text settings as a response repeats them: always a format, a json_schema one with every field of OpenAI's (description, strict). */
+function echoedText(text: ResponsesEcho['text']): ResponsesResponse['text'] {
+  if (!text) return { format: { type: 'text' } };
+  const format = text.format as Record<string, unknown> | null | undefined;
+  // Codex sends only text.verbosity: the format in effect is plain text.
+  if (format == null) return { ...text, format: { type: 'text' } };
+  if (format.type !== 'json_schema') return text;
+  return { ...text, format: { ...format, description: format.description ?? null, strict: format.strict ?? false } } as ResponsesResponse['text'];
 }
 
 /**

@@ -78,7 +78,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
     const { value: json, text } = await client.sendJsonText<OpenAIChatCompletion>({
       path: route.chatPath(ctx.model),
       headers: route.headers,
-      body: withMembers(body, { model: ctx.model, stream: undefined, stream_options: undefined }),
+      body: withMembers(body, { model: ctx.model, stream: undefined, stream_options: undefined, ...withoutThinkingBlocks(body) }),
       signal: ctx.signal,
     });
     if (!Array.isArray(json.choices)) throw badUpstreamResponse(client.identity, 'answered without a choices array.');
@@ -99,7 +99,7 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
       {
         path: route.chatPath(ctx.model),
         headers: route.headers,
-        body: withMembers(body, { model: ctx.model, stream: true, stream_options: streamOptions }),
+        body: withMembers(body, { model: ctx.model, stream: true, stream_options: streamOptions, ...withoutThinkingBlocks(body) }),
         signal: ctx.signal,
       },
       { meter, translator: new OpenAIFrameTranslator(client.identity, meter, includeUsage) },
@@ -162,6 +162,22 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
       throw new AgentgwError('upstream_bad_response', this.options.missingCredentials);
     }
   }
+}
+
+/**
+ * Claude's signed thinking that a chat client gives back (`thinking_blocks` on its assistant messages) is for Claude
+ * only: the messages without it, when some message has it (else nothing to change).
+ */
+function withoutThinkingBlocks(body: OpenAIChatRequest): { messages?: OpenAIChatRequest['messages'] } {
+  const messages = body.messages;
+  if (!Array.isArray(messages) || !messages.some((m) => typeof m === 'object' && m !== null && 'thinking_blocks' in m)) return {};
+  return {
+    messages: messages.map((m) => {
+      if (typeof m !== 'object' || m === null || !('thinking_blocks' in m)) return m;
+      const { thinking_blocks: _, ...rest } = m;
+      return rest;
+    }),
+  };
 }
 
 function estimateChatUsage(body: OpenAIChatRequest, completion: OpenAIChatCompletion): Usage {

@@ -3,12 +3,14 @@
 // (scripted) Anthropic Messages upstream; run() and { stream: true }; every model call a step of one trace. The SDK's
 // server-managed conversation (previousResponseId) runs on agentgw's stored responses.
 import { Agent, OpenAIProvider, Runner, tool } from '@openai/agents';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { adminClient } from '../../../test-support/admin.js';
 import { type TestGateway, startTestGateway } from '../../../test-support/gateway.js';
 import { type ScriptedAnthropic, startScriptedAnthropic, textReply, toolUseReply } from '../../../test-support/scripted-anthropic.js';
 import { type ScriptedResponses, functionCallResponse, inputItems, startScriptedResponses, textResponse, toolNames } from '../../../test-support/scripted-responses.js';
+import { schemaCheckingFetch } from './__fixtures__/open-responses-schema.js';
 
 const TIMEOUT_MS = 60_000;
 const AGENTGW_ID = /^resp_[0-9a-f]{48}$/;
@@ -89,10 +91,16 @@ function agents(model: string) {
   return { triage, weather, calls };
 }
 
+const schema = schemaCheckingFetch();
+afterEach(async () => {
+  expect(await schema.settled()).toEqual([]);
+});
+
 /** A runner on agentgw; every model call carries the trace header (the SDK sends no session header of its own). */
 function runnerFor(apiKey: string, traceId: string): Runner {
   return new Runner({
-    modelProvider: new OpenAIProvider({ baseURL: gw.baseUrl, apiKey, useResponses: true }),
+    // The SDK's client with a fetch that validates every response object and event against the Open Responses schema.
+    modelProvider: new OpenAIProvider({ openAIClient: new OpenAI({ baseURL: gw.baseUrl, apiKey, fetch: schema.fetch }), useResponses: true }),
     tracingDisabled: true,
     modelSettings: { providerData: { extraHeaders: { 'x-agent-trace-id': traceId } } },
   });

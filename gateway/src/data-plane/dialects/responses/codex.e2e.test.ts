@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../../../test-support/admin.js';
+import { expectOpenResponsesStream } from './__fixtures__/open-responses-schema.js';
 import { type CodexRun, DEFAULT_CODEX_MODEL, codexCommands, execCommandArgs, runCodex } from '../../../test-support/codex.js';
 import { type TestGateway, startTestGateway } from '../../../test-support/gateway.js';
 import { type AnthropicUsage, type Reply, type ScriptedAnthropic, startScriptedAnthropic, textReply, toolUseReply } from '../../../test-support/scripted-anthropic.js';
@@ -328,6 +329,11 @@ describe.each(CASES)('Codex through agentgw, $name', (c) => {
     await proxy?.close();
     await gw?.close();
     await upstream?.close();
+    // Every stream agentgw answered Codex with, against the Open Responses schema (Codex's custom apply_patch and
+    // built-in tool calls are extensions of it).
+    const answered = proxy.exchanges.filter((x) => x.method === 'POST' && x.path === '/v1/responses' && x.status === 200);
+    expect(answered.length).toBeGreaterThan(0);
+    for (const x of answered) expectOpenResponsesStream(x.responseText);
   });
 
   async function newAgent(policy?: Record<string, unknown>): Promise<{ id: string; key: string }> {

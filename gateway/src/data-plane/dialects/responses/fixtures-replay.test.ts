@@ -17,6 +17,7 @@ import { type TestGateway, startTestGateway } from '../../../test-support/gatewa
 import { type Reply, type ScriptedAnthropic, startScriptedAnthropic, textReply } from '../../../test-support/scripted-anthropic.js';
 import { type ChatScriptReply, type ScriptedOpenAI, chatTextReply, startScriptedOpenAI } from '../../../test-support/scripted-openai.js';
 import { type Event, parseEvents, wellFormedOutput } from './__fixtures__/responses-stream-checks.js';
+import { expectOpenResponsesStream } from './__fixtures__/open-responses-schema.js';
 
 const FIXTURES = new URL('./__fixtures__/', import.meta.url);
 const fixtureText = (name: string): string => readFileSync(new URL(name, FIXTURES), 'utf8');
@@ -608,6 +609,8 @@ function wellFormedStream(answer: Answer, model: string): { events: Event[]; ite
   expect(answer.headers.get('x-agent-trace-id')).toBe(answer.session);
   const events = parseEvents(answer.text);
   const items = wellFormedOutput(events);
+  // Every event and response snapshot agentgw wrote, against the Open Responses schema (custom tool calls are extensions).
+  expectOpenResponsesStream(events.map((e) => e.data));
   const id = ourIdOf(events);
   const last = events.at(-1)!;
   expect(last.event).toBe('response.completed');

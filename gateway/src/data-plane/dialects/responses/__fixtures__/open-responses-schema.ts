@@ -5,7 +5,8 @@
 // function tools, ...); an implementation may add its own. OpenAI's other kinds (custom_tool_call, web_search_call,
 // custom and built-in tools, response.custom_tool_call_input.* events) are such extensions: they are checked to have a
 // `type` that the document does not define (and an `id` for items), and are counted in `extensions` so a test can say
-// which ones it expects. Everything the document defines is validated as it stands.
+// which ones it expects. Everything the document defines is validated as it stands, but for the `schema` of a
+// response's json_schema text format (see withExtensions).
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
@@ -42,6 +43,9 @@ function withExtensions(doc: Json): Json {
       { type: 'object', required: ['type', 'id'], properties: { type: { type: 'string', not: { enum: ITEM_TYPES } }, id: { type: 'string' } } },
     ],
   };
+  // The document's one known defect: the response's json_schema format says `schema: {type: "null"}`, which no echo
+  // of a request's schema (an object, as the document's own JsonSchemaResponseFormatParam has it) can meet.
+  s.JsonSchemaResponseFormat.properties.schema = { anyOf: [{ type: 'object' }, { type: 'null' }] };
   s.Tool = {
     anyOf: [doc.components.schemas.Tool, { type: 'object', required: ['type'], properties: { type: { type: 'string', not: { enum: TOOL_TYPES } } } }],
   };
@@ -128,4 +132,44 @@ export function expectOpenResponsesStream(stream: string | readonly Json[]): Rec
   const report = checkStreamEvents(typeof stream === 'string' ? sseEventData(stream) : stream);
   expect(report.errors).toEqual([]);
   return report.extensions;
+}
+
+/**
+ * A fetch for the openai SDK (and the Agents SDK) that validates what agentgw answers on POST /responses and GET
+ * /responses/{id} (the JSON body, or every event of the stream, read from a copy while the SDK reads the other) and
+ * collects the errors; `settled()` waits for the streams still being read and takes every error so far.
+ */
+export function schemaCheckingFetch(): { fetch: typeof fetch; settled: () => Promise<string[]>; checked: () => number } {
+  const errors: string[] = [];
+  const pending: Promise<void>[] = [];
+  let checked = 0;
+  const checking: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const isCreate = method === 'POST' && /\/responses$/.test(url.pathname);
+    const isRead = method === 'GET' && /\/responses\/[^/]+$/.test(url.pathname);
+    if (!(isCreate || isRead) || res.status !== 200 || !res.body) return res;
+    const [forClient, forCheck] = res.body.tee();
+    const streamed = (res.headers.get('content-type') ?? '').includes('text/event-stream');
+    pending.push(
+      new Response(forCheck).text().then(
+        (text) => {
+          checked++;
+          const report = streamed ? checkStreamEvents(sseEventData(text)) : checkResponseObject(JSON.parse(text));
+          errors.push(...report.errors.map((e) => `${method} ${url.pathname}: ${e}`));
+        },
+        () => undefined, // The client went away mid-stream: what it did not read is not checked.
+      ),
+    );
+    return new Response(forClient, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+  return {
+    fetch: checking,
+    settled: async () => {
+      await Promise.all(pending.splice(0));
+      return errors.splice(0);
+    },
+    checked: () => checked,
+  };
 }
