@@ -5,7 +5,7 @@
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { adminClient } from '../../../test-support/admin.js';
 import { type TestGateway, startTestGateway } from '../../../test-support/gateway.js';
 import { toolResults } from '../../../test-support/claude-code.js';
@@ -21,6 +21,7 @@ import {
   startScriptedResponses,
   textResponse,
 } from '../../../test-support/scripted-responses.js';
+import { schemaCheckingFetch } from './__fixtures__/open-responses-schema.js';
 
 let gw: TestGateway;
 let oa: ScriptedResponses;
@@ -71,8 +72,14 @@ beforeEach(() => {
   anScript = () => textReply('no script set');
 });
 
+// Every response object and stream event agentgw answers the SDK is validated against the Open Responses schema.
+const schema = schemaCheckingFetch();
+afterEach(async () => {
+  expect(await schema.settled()).toEqual([]);
+});
+
 const client = (key = agent.api_key, headers?: Record<string, string>) =>
-  new OpenAI({ apiKey: key, baseURL: gw.baseUrl, maxRetries: 0, ...(headers ? { defaultHeaders: headers } : {}) });
+  new OpenAI({ apiKey: key, baseURL: gw.baseUrl, maxRetries: 0, fetch: schema.fetch, ...(headers ? { defaultHeaders: headers } : {}) });
 
 function uniqueTrace(name: string): string {
   return `${name}-${Math.random().toString(36).slice(2, 10)}`;
@@ -677,9 +684,11 @@ describe('more of the SDK surface', () => {
     const stream = c.responses.stream({ model: 'openai/gpt-4.1', input: 'cut me off' });
     const types: string[] = [];
     stream.on('event', (e) => types.push(e.type));
-    // The SDK rejects with the `error` event itself (OpenAI's shape: type, code, message, param, sequence_number).
+    // The error event carries OpenAI's fields and the same as an error object (Open Responses): the SDK rejects with an
+    // APIError made from that object.
     const err = await stream.finalResponse().catch((e: unknown) => e);
-    expect(err).toMatchObject({ type: 'error', code: expect.any(String), message: expect.any(String) });
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err).toMatchObject({ type: 'server_error', code: expect.any(String), message: expect.any(String) });
     expect(types).toContain('response.output_text.delta');
     const t = await trace(traceId);
     expect(t.requests).toHaveLength(1);

@@ -8,8 +8,10 @@ import type { ChatStream, ResponsesCallContext, ResponsesStream, Usage } from '.
 import { ResponsesStreamEncoder } from '../../../translate/chat-stream-to-responses-events.js';
 import { chatCompletionToResponse } from '../../../translate/chat-to-responses-response.js';
 import type { ResponsesEcho, ResponsesRequest as ResponsesWire } from '../../../translate/responses-api.js';
-import { responsesErrorCode, responsesObject } from '../../../translate/responses-response-object.js';
+import { responsesErrorCode, responsesErrorEvent, responsesObject } from '../../../translate/responses-response-object.js';
 import { type ResponsesToChatResult, responsesToChatRequest } from '../../../translate/responses-to-chat-request.js';
+import { isCarriedThinking } from '../../../translate/carried-thinking.js';
+import { claudeThinks } from '../../../translate/reasoning-budget.js';
 import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
 import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
@@ -39,7 +41,9 @@ export function chatRequestFor(t: PricedTarget, body: ResponsesRequest): Respons
   return responsesToChatRequest(body as ResponsesWire, {
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
-    reasons: REASONING_MODEL.test(t.model),
+    // Claude thinks on a budget: the Anthropic adapter turns reasoning_effort into one.
+    reasons: REASONING_MODEL.test(t.model) || (type === 'anthropic' && claudeThinks(t.model)),
+    carryThinking: type === 'anthropic',
     // Web search runs on the target's own search where it has one (Gemini's cannot be combined with function tools).
     webSearch: type === 'anthropic' ? true : type === 'gemini' ? 'without-client-tools' : false,
   });
@@ -47,6 +51,17 @@ export function chatRequestFor(t: PricedTarget, body: ResponsesRequest): Respons
 
 /** The target's own Responses API, when it has one. */
 const nativeOf = (t: PricedTarget) => t.provider.responses;
+
+/** The body for a native target: without Claude's thinking carried from an earlier turn (only Claude can read it). */
+function nativeBody(body: ResponsesRequest): ResponsesRequest {
+  const input = body.input;
+  if (!Array.isArray(input) || !input.some(isCarriedThinkingItem)) return body;
+  return { ...body, input: input.filter((item) => !isCarriedThinkingItem(item)) } as ResponsesRequest;
+}
+
+function isCarriedThinkingItem(item: unknown): boolean {
+  return typeof item === 'object' && item !== null && (item as Json).type === 'reasoning' && isCarriedThinking((item as Json).encrypted_content);
+}
 
 /** What one request needs on every path. */
 interface Turn {
@@ -142,7 +157,7 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
     answer = await withFallback(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
       if (native) {
-        const r = await native.create(turn.call(t), a.body);
+        const r = await native.create(turn.call(t), nativeBody(a.body));
         const value = asOurs(r.value, turn);
         return { text: JSON.stringify(value), value, usage: r.usage, dropped: [] };
       }
@@ -240,7 +255,7 @@ class NativeStream implements FrameSource {
     );
     const seq = this.events;
     return (
-      `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: seq, code, message: f.message, param: null })}\n\n` +
+      `event: error\ndata: ${JSON.stringify(responsesErrorEvent(seq, code, f.message))}\n\n` +
       `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: seq + 1, response })}\n\n`
     );
   }
@@ -286,7 +301,7 @@ async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: Cl
       const native = nativeOf(t);
       if (native) {
         dropped = [];
-        return new NativeStream(await native.stream(turn.call(t), a.body), turn);
+        return new NativeStream(await native.stream(turn.call(t), nativeBody(a.body)), turn);
       }
       const translated = chatRequestFor(t, a.body);
       dropped = translated.droppedTools;
