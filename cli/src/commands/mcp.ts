@@ -9,6 +9,7 @@ import { usd } from '../ui/format-usage.js';
 import { note, say } from '../ui/messages.js';
 import { outputMode } from '../ui/output-mode.js';
 import { renderTable } from '../ui/table.js';
+import { registerMcpCredentials } from './mcp-credentials.js';
 
 interface Flags extends ConnectionOptions {
   json?: boolean;
@@ -103,4 +104,5 @@ export function registerMcp(program: Command): void {
     .option('--digest <digest>', 'the digest you reviewed (agentgw mcp tools --server shows it): refused if the server lists another definition now')
     .option('--json', 'print JSON')
     .action(act(mcpAcceptCommand));
+  registerMcpCredentials(mcp);
 }
