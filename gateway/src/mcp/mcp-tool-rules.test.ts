@@ -49,6 +49,12 @@ describe('tool rules on /mcp', () => {
     const client = await connect(gw.url, key, { 'x-agent-trace-id': trace });
     const metric = async () => Number(/^agentgw_tool_calls_total\{decision="denied"\} (\d+)/m.exec(await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminKey}` } })).text())?.[1] ?? 0);
     const deniedBefore = await metric();
+    const api = adminApi(gw.adminUrl, gw.adminKey);
+    const heldIn = (t: string) =>
+      eventually(async () => {
+        const res = await api('GET', `/approvals?trace_id=${t}&status=pending`);
+        return res.body?.data?.[0] as { id: string; tool: string; arguments: unknown; rule: unknown } | undefined;
+      });
     try {
       const before = upstream.calls.get('search') ?? 0;
       const denied = (await client.callTool({ name: 'web__search', arguments: { query: 'how to  rm -rf / safely' } })) as CallToolResult;
@@ -64,19 +70,29 @@ describe('tool rules on /mcp', () => {
       expect(text(allowed)).toBe('results for mcp');
       expect(upstream.calls.get('search')).toBe(before + 1);
 
-      // An allow rule that matches, and an approve rule (a deny until approvals exist) for the rest.
+      // An allow rule that matches, and an approve rule for the rest: held until a person decides (denied, then approved).
       expect((await client.callTool({ name: 'web__send_email', arguments: { to: 'bob@example.com', body: 'hi' } })).isError).toBeFalsy();
-      const held = (await client.callTool({ name: 'web__send_email', arguments: { to: 'eve@evil.test', body: 'hi' } })) as CallToolResult;
+      const sent = upstream.calls.get('send_email') ?? 0;
+      const pending = client.callTool({ name: 'web__send_email', arguments: { to: 'eve@evil.test', body: 'hi' } }) as Promise<CallToolResult>;
+      const first = await heldIn(trace);
+      expect(first).toMatchObject({ tool: 'web/send_email', arguments: { to: 'eve@evil.test', body: 'hi' }, rule: { policy_id: 'guard', index: 3 } });
+      expect((await api('POST', `/approvals/${first.id}/deny`, { body: { comment: 'not to eve' } })).status).toBe(200);
+      const held = await pending;
       expect(meta(held)?.code).toBe('tool_denied');
-      expect(text(held)).toBe('agentgw refused the call to web/send_email: needs approval, and approvals are not enabled (policy guard, rule 3)');
+      expect(text(held)).toBe(`agentgw refused the call to web/send_email: denied by root (approval ${first.id}): not to eve (policy guard, rule 3)`);
+      expect(upstream.calls.get('send_email') ?? 0).toBe(sent);
+      const again = client.callTool({ name: 'web__send_email', arguments: { to: 'eve@evil.test', body: 'hi' } }) as Promise<CallToolResult>;
+      const second = await heldIn(trace);
+      expect((await api('POST', `/approvals/${second.id}/approve`, { body: {} })).status).toBe(200);
+      expect((await again).isError).toBeFalsy();
+      expect(upstream.calls.get('send_email')).toBe(sent + 1);
     } finally {
       await client.close();
     }
-    expect(await metric()).toBe(deniedBefore + 3);
-    const api = adminApi(gw.adminUrl, gw.adminKey);
+    expect(await metric()).toBe(deniedBefore + 2);
     const detail = await eventually(async () => {
       const res = await api<TraceDetail>('GET', `/traces/${trace}`);
-      return res.status === 200 && res.body.requests.length === 5 ? res.body : undefined;
+      return res.status === 200 && res.body.requests.length === 6 ? res.body : undefined;
     });
     // The step carries the decision and the rule, as a model step's tool_calls do.
     expect(detail.requests.map((s) => s.tool_calls?.map((c) => [c.name, c.decision, c.rule?.index ?? null, c.reason]))).toEqual([
@@ -84,7 +100,8 @@ describe('tool rules on /mcp', () => {
       [['web/search', 'denied', 1, 'no destructive searches']],
       [['web/search', 'allowed', null, null]],
       [['web/send_email', 'allowed', 2, null]],
-      [['web/send_email', 'denied', 3, 'needs approval, and approvals are not enabled']],
+      [['web/send_email', 'rejected', 3, expect.stringContaining('not to eve')]],
+      [['web/send_email', 'approved', 3, null]],
     ]);
     expect(detail.requests[0]!.tool_calls![0]).toMatchObject({ id: detail.requests[0]!.request_id, rule: { policy_id: 'guard', index: 1 }, approval_id: null });
     expect(detail.requests.map((s) => [s.tool, s.status, s.error_code])).toEqual([
@@ -93,6 +110,7 @@ describe('tool rules on /mcp', () => {
       ['web/search', 'ok', null],
       ['web/send_email', 'ok', null],
       ['web/send_email', 'blocked', 'tool_denied'],
+      ['web/send_email', 'ok', null],
     ]);
   });
 

@@ -8,7 +8,7 @@ import { AgentgwError } from '../contract/index.js';
 import type { DataPlane } from '../data-plane/data-plane.js';
 import type { Outcome } from '../data-plane/outcome.js';
 import { toUsageRecord } from '../data-plane/outcome.js';
-import { type ToolCallRecord, toolCallRecord } from '../data-plane/tool-calls/gate.js';
+import { type ToolCallRecord, ToolGate, toolCallRecord } from '../data-plane/tool-calls/gate.js';
 import type { RequestContext } from '../data-plane/request-context.js';
 import { toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
@@ -20,7 +20,7 @@ import { redactRequestPii, EVERY_PART } from '../policy/pii/index.js';
 import { PII_TYPES } from '../contract/index.js';
 import { perCallPrice, toolCallArguments, toolCallBody, toolCallView } from '../policy/tool-call-view.js';
 import { redactToolResult } from '../policy/tool-result-pii.js';
-import type { ToolDecision } from '../policy/tool-rules.js';
+import { type ToolDecision, proposedToolCall, refusalSentence } from '../policy/tool-rules.js';
 import { traceStoppedError } from '../policy/trace-stop.js';
 import { stoppedTraceKey } from '../storage/snapshot.js';
 import { countToolDecision } from '../telemetry/metrics.js';
@@ -123,8 +123,10 @@ export async function callTool(
       for (const check of TOOL_CHECKS) await check.run(a);
     } finally {
       ctx.piiTypes = a.piiTypes;
-      if (a.toolDecision) step.toolCalls = [decidedCall(ctx.requestId, serverTool, a.toolDecision)];
+      if (a.toolDecision && a.toolDecision.action !== 'approve') step.toolCalls = [decidedCall(ctx.requestId, serverTool, a.toolDecision)];
     }
+    // A call an `approve` rule names waits for a person once every check passed (its arguments as PII rules left them).
+    if (a.toolDecision?.action === 'approve') await holdForApproval(dp, ctx, step, serverTool, a.toolDecision, a.body, signal);
     if (eff.captureBodies) ctx.capturedBody = capture(a.body);
     const args = toolCallArguments(a.body);
     sent = true;
@@ -153,6 +155,15 @@ export async function callTool(
     await record(step, { httpStatus: err.status, error: err });
     return refusedCall(err);
   }
+}
+
+/** Holds the call for a person (CONTRACT: approvals); refused with tool_denied, naming the approval, unless approved. */
+async function holdForApproval(dp: DataPlane, ctx: RequestContext, step: Step, serverTool: string, d: ToolDecision, body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<void> {
+  const gate = new ToolGate({ decide: () => d, deniesOutright: () => false }, countToolDecision, dp.approvals, ctx);
+  gate.signal = signal;
+  const decided = await gate.decide(ctx.requestId, proposedToolCall(serverTool, String(body.arguments ?? '')));
+  step.toolCalls = gate.records;
+  if (decided.action !== 'allow') throw new AgentgwError('tool_denied', refusalSentence(serverTool, decided));
 }
 
 /** The step's record of how the tool rules decided the call (CONTRACT: MCP steps carry the same decision), counted. */

@@ -27,7 +27,12 @@ export class ToolGatedSource implements FrameSource {
       let out = '';
       for (const frame of sseFrames(text)) {
         const r = this.filter.push(frame);
-        out += typeof r === 'string' ? r : await r;
+        if (typeof r === 'string') out += r;
+        else {
+          // A decision may wait (an approval): what came before the call goes to the client first.
+          if (out) yield out;
+          out = await r;
+        }
       }
       if (out) yield out;
     }

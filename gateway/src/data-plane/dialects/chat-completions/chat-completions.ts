@@ -14,6 +14,7 @@ import { chatPolicyView } from './chat-policy-view.js';
 import { ChatToolFilter, gateChatCompletion } from '../../tool-calls/chat-tool-calls.js';
 import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { HeldJsonAnswer, keepStreamAlive } from '../../tool-calls/held-answer.js';
 import { withoutDeniedTools } from '../../tool-calls/offered-tools.js';
 
 /** POST /v1/chat/completions: checks, then the first target that answers, streamed or not, then settle and record. */
@@ -28,9 +29,11 @@ export async function chatCompletions(dp: DataPlane, ex: Exchange, rawBody: unkn
   ctx.stream = body.stream === true;
   const admission = await admit(dp, ctx, body, chatPolicyView);
   // Tool rules: only when some policy has them (else nothing below changes what is relayed).
-  const gate = toolGateOf(ctx);
+  const gate = toolGateOf(ctx, dp.approvals);
   if (gate) admission.body = withoutDeniedTools(admission.body, gate.rules, 'chat');
   const abort = new ClientAbort(ex.res);
+  // A call held for approval is abandoned when the client leaves.
+  if (gate) gate.signal = abort;
   try {
     if (ctx.stream) await streamChat(dp, ex, admission, abort, gate);
     else await completeChat(dp, ex, admission, abort, gate);
@@ -53,13 +56,18 @@ async function completeChat(dp: DataPlane, ex: Exchange, a: Admission, signal: C
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
+  // The upstream's answer is complete: a call held for approval does not hold its budget (settled before the wait).
+  let settling: Promise<void> | undefined;
+  const settle = () => (settling ??= dp.settle(a, ctx, cost, usage));
+  const held = new HeldJsonAnswer(ex, gate, clampedHeader(a));
+  if (gate) gate.beforeWait = settle;
   // Denied calls are taken out; an answer with none goes on as the upstream wrote it.
   const edited = gate !== null && (await gateChatCompletion(result.body as unknown as Record<string, unknown>, gate));
   // The usage row is journaled before the answer leaves (a crash after it loses no billed row); settling the budget
   // hold (a round trip with Redis) comes after the answer and adds nothing to the caller's wait.
   await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
-  sendJson(ex, 200, edited ? JSON.stringify(result.body) : (result.raw ?? JSON.stringify(result.body)), clampedHeader(a));
-  await dp.settle(a, ctx, cost, usage);
+  held.send(edited ? JSON.stringify(result.body) : (result.raw ?? JSON.stringify(result.body)));
+  await settle();
 }
 
 async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: ClientAbort, gate: ToolGate | null): Promise<void> {
@@ -80,6 +88,7 @@ async function streamChat(dp: DataPlane, ex: Exchange, a: Admission, abort: Clie
   // From here on the status is sent: failures become an SSE error event, and what was streamed is billed. A failed
   // stream ends with its error and no [DONE], as OpenAI ends one: [DONE] says the answer is whole.
   startEventStream(ex, clampedHeader(a));
+  keepStreamAlive(gate, ex.res, 'comment');
   const gated = gate ? new ToolGatedSource(stream, new ChatToolFilter(gate)) : null;
   const relayed = await relayFrames(ex, abort, gated ?? stream);
   const failure = relayed.failure;

@@ -21,6 +21,7 @@ import { checkBodyAnthropicBeta, checkedAnthropicBeta } from '../../anthropic-be
 import { messagesPolicyView } from './messages-policy-view.js';
 import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { HeldJsonAnswer, keepStreamAlive } from '../../tool-calls/held-answer.js';
 import { MessagesToolFilter, gateMessage } from '../../tool-calls/messages-tool-calls.js';
 import { withoutDeniedTools } from '../../tool-calls/offered-tools.js';
 import { cleanForOtherFamily } from './fallback-cleaning.js';
@@ -76,9 +77,11 @@ export async function messages(dp: DataPlane, ex: Exchange, rawBody: unknown, qu
   ctx.stream = body.stream === true;
   const a = await admit(dp, ctx, body, messagesPolicyView);
   // Tool rules: only when some policy has them (else nothing below changes what is relayed).
-  const gate = toolGateOf(ctx);
+  const gate = toolGateOf(ctx, dp.approvals);
   if (gate) a.body = withoutDeniedTools(a.body, gate.rules, 'messages');
   const abort = new ClientAbort(ex.res);
+  // A call held for approval is abandoned when the client leaves.
+  if (gate) gate.signal = abort;
   const call = (t: PricedTarget): MessagesCallContext => ({
     model: t.model,
     signal: abort,
@@ -123,6 +126,11 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
   let text = result.text;
+  // The upstream's answer is complete: a call held for approval does not hold its budget (settled before the wait).
+  let settling: Promise<void> | undefined;
+  const settle = () => (settling ??= dp.settle(a, ctx, cost, usage));
+  const held = new HeldJsonAnswer(ex, gate, clampedHeader(a));
+  if (gate) gate.beforeWait = settle;
   if (gate !== null) {
     // Denied calls are taken out; an answer with none goes on as the upstream wrote it.
     const message = JSON.parse(text) as Record<string, unknown>;
@@ -130,8 +138,8 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
   }
   // Journaled before the answer leaves: a crash after it loses no billed row.
   await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
-  sendJson(ex, 200, text, clampedHeader(a));
-  await dp.settle(a, ctx, cost, usage);
+  held.send(text);
+  await settle();
 }
 
 /** A translated stream: the target's chat chunks re-encoded as Anthropic's events. */
@@ -189,6 +197,7 @@ async function streamMessage(
   // From here on the status is sent: failures become an error event, and what was streamed is billed.
   startEventStream(ex, clampedHeader(a));
   const translated = stream instanceof TranslatedStream ? stream : null;
+  keepStreamAlive(gate, ex.res, 'ping');
   const gated = gate ? new ToolGatedSource(stream, new MessagesToolFilter(gate)) : null;
   const relayed = await relayFrames(ex, abort, gated ?? stream);
   let last = relayed.failure ? anthropicErrorEvent(relayed.failure) : translated ? translated.finish() : '';

@@ -22,6 +22,7 @@ import { type FrameSource, recordStreamed, relayFrames, startEventStream } from 
 import { responsesPolicyView } from './responses-policy-view.js';
 import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { HeldJsonAnswer, keepStreamAlive } from '../../tool-calls/held-answer.js';
 import { withoutDeniedTools } from '../../tool-calls/offered-tools.js';
 import { ResponsesToolFilter, gateResponse, replaceItems } from '../../tool-calls/responses-tool-calls.js';
 import { STORED_HEADER, inputItems, keepResponse, newResponseId, notStoredEvents, notStoredResponse, refuseWhileStoreDown, withConversation } from './stored-responses.js';
@@ -95,9 +96,11 @@ export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): 
   const body = await withConversation(dp, ctx, parsed);
   const a = await admit(dp, ctx, body, responsesPolicyView);
   // Tool rules: only when some policy has them (else nothing below changes what is relayed).
-  const gate = toolGateOf(ctx);
+  const gate = toolGateOf(ctx, dp.approvals);
   if (gate) a.body = withoutDeniedTools(a.body, gate.rules, 'responses');
   const abort = new ClientAbort(ex.res);
+  // A call held for approval is abandoned when the client leaves.
+  if (gate) gate.signal = abort;
   const turn: Turn = {
     a,
     id: newResponseId(),
@@ -173,14 +176,19 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
   const { result, target } = answer;
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
+  // The upstream's answer is complete: a call held for approval does not hold its budget (settled before the wait).
+  let settling: Promise<void> | undefined;
+  const settle = () => (settling ??= dp.settle(a, ctx, cost, usage));
+  const held = new HeldJsonAnswer(ex, turn.gate, answerHeaders(a, result.dropped));
+  if (turn.gate) turn.gate.beforeWait = settle;
   // Denied calls are replaced, in the answer and in the response kept for the next turn.
   if (turn.gate !== null && (await gateResponse(result.value, turn.gate))) result.text = JSON.stringify(result.value);
   const stored = await keep(dp, ex, turn, target, result.value);
   // Journaled before the answer leaves: a crash after it loses no billed row.
   await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id, toolCalls: turn.gate?.records });
-  if (stored) sendJson(ex, 200, result.text, answerHeaders(a, result.dropped));
-  else sendJson(ex, 200, JSON.stringify(notStoredResponse(result.value)), { ...answerHeaders(a, result.dropped), [STORED_HEADER]: 'false' });
-  await dp.settle(a, ctx, cost, usage);
+  if (stored) held.send(result.text);
+  else held.send(JSON.stringify(notStoredResponse(result.value)), { ...answerHeaders(a, result.dropped), [STORED_HEADER]: 'false' });
+  await settle();
 }
 
 const NO_PREVIOUS = '"previous_response_id":null';
@@ -313,6 +321,7 @@ async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: Cl
   }
   // From here on the status is sent: failures become error events, and what was streamed is billed.
   startEventStream(ex, answerHeaders(a, dropped));
+  keepStreamAlive(turn.gate, ex.res, 'comment');
   const filter = turn.gate ? new ResponsesToolFilter(turn.gate) : null;
   const relayed = await relayFrames(ex, abort, filter ? new ToolGatedSource(stream, filter) : stream);
   let last: string;
