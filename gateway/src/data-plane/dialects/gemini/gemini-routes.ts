@@ -55,11 +55,11 @@ export function geminiRouteOf(url: string): { model: string; method: string; sse
   return { model, method: known ? rest.slice(colon + 1) : '', sse };
 }
 
-/** The POST forms. */
-export function geminiDispatch(dp: DataPlane, ex: Exchange, body: unknown, which: 'gemini_generate' | 'gemini_stream' | 'gemini_count'): Promise<void> {
+/** The POST forms (async: a bad path is a rejection the caller answers, never a throw out of the body's end event). */
+export async function geminiDispatch(dp: DataPlane, ex: Exchange, body: unknown, which: 'gemini_generate' | 'gemini_stream' | 'gemini_count'): Promise<void> {
   const { model, sse } = geminiRouteOf(ex.req.url ?? '');
   if (which === 'gemini_count') return geminiCountTokens(dp, ex, body, model);
-  return gemini(dp, ex, body, { model, method: which === 'gemini_stream' ? 'streamGenerateContent' : 'generateContent', sse });
+  return await gemini(dp, ex, body, { model, method: which === 'gemini_stream' ? 'streamGenerateContent' : 'generateContent', sse });
 }
 
 const METHODS_SERVED = ['generateContent', 'streamGenerateContent', 'countTokens'];
