@@ -19,7 +19,7 @@ import { type OAuthMcpFixture, startOAuthMcpServer } from './__fixtures__/oauth-
 const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Lifetime of agentgw's own tokens for the upstream: short, so the test sees one expire. */
-const GATEWAY_TOKEN_TTL_S = 2;
+const GATEWAY_TOKEN_TTL_S = 3;
 
 let as: OAuthTestServer;
 let foreignAs: OAuthTestServer;
@@ -127,6 +127,17 @@ describe('/mcp as an OAuth protected resource', () => {
     expect(upstream.accepted.every((t) => t.client_id === 'agentgw-gw')).toBe(true);
   });
 
+  test('the same flow reaches /mcp/<server>: its metadata names the one resource, and the token serves it', async () => {
+    const authProvider = new ClientCredentialsProvider({ clientId: 'support-bot', clientSecret: 'bot-secret', expectedIssuer: as.issuer, scope: 'mcp:tools' });
+    const client = new Client({ name: 'oauth-test-one', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${resource}/secure`), { authProvider }));
+    try {
+      expect(text((await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult)).toBe('called by agentgw-gw');
+    } finally {
+      await client.close();
+    }
+  });
+
   test("a token for another audience, an expired one and another issuer's are refused with 401 and the metadata pointer", async () => {
     const pointer = `Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource/mcp", scope="mcp:tools"`;
     const now = Math.floor(Date.now() / 1000);
@@ -205,6 +216,8 @@ describe('upstream client credentials', () => {
   }
 
   test('the token is cached, fetched again once it has expired, and every request carried a valid one', async () => {
+    // Start from a fresh token (the one held may be near its end): the upstream refuses the one held once.
+    upstream.refuseNext(1);
     expect(await callWhoami()).toBe('called by agentgw-gw');
     const first = upstream.accepted.at(-1)!;
     // Within its lifetime the same token is used.
