@@ -22,7 +22,9 @@ import type {
   PatchTenant,
   Policy,
   PutPolicy,
+  PutRoute,
   RotatedKey,
+  Route,
   StopTrace,
   SystemConfig,
   Tenant,
@@ -143,6 +145,31 @@ export class AdminClient {
 
   async deletePolicy(id: string): Promise<void> {
     await this.http.send('DELETE', `/policies/${seg(id)}`);
+  }
+
+  // Routes (aliases are percent-encoded in paths: globs may hold "/")
+
+  /** Creates the route when absent (`created: true`), else replaces its strategy and targets. */
+  async putRoute(alias: string, body: PutRoute): Promise<{ route: Route; created: boolean }> {
+    const res = await this.http.send<Route>('PUT', `/routes/${seg(alias)}`, { body });
+    return { route: res.data, created: res.status === 201 };
+  }
+
+  async listRoutes(q: PageQuery = {}): Promise<Page<Route>> {
+    return asPage(await this.get<Page<Route> | Route[]>('/routes', { ...q }));
+  }
+
+  /** Every route, those of the server config (source "config") included. */
+  listAllRoutes(): Promise<Route[]> {
+    return this.all((cursor) => this.listRoutes({ limit: MAX_PAGE, cursor }));
+  }
+
+  getRoute(alias: string): Promise<Route> {
+    return this.get(`/routes/${seg(alias)}`);
+  }
+
+  async deleteRoute(alias: string): Promise<void> {
+    await this.http.send('DELETE', `/routes/${seg(alias)}`);
   }
 
   // System

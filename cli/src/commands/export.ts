@@ -35,8 +35,8 @@ export async function exportCommand(flags: ExportFlags): Promise<number> {
 export function registerExport(program: Command): void {
   program
     .command('export')
-    .description('print the live state as a declarative file (no keys)')
-    .option('--tenant <id>', 'only this tenant, its policies and agents')
+    .description('print the live state as a declarative file: tenants, policies, agents and routes (no keys; the routes of agentgw.yaml stay there)')
+    .option('--tenant <id>', 'only this tenant, its policies and agents (routes are global: left out)')
     .option('-o, --output <file>', 'write to FILE instead of stdout')
     .action(act(exportCommand));
 }

@@ -29,6 +29,8 @@ export interface KindSpec {
   /** Descriptions by dotted path, over the contract's own. */
   docs?: Readonly<Record<string, string>>;
   api: Omit<KindApi, 'find'> & Partial<Pick<KindApi, 'find'>>;
+  /** Why a live object cannot be written through the admin interface; none: every object can. */
+  readOnlyReason?: (entity: Attrs) => string | null;
 }
 
 interface Unwrapped {
@@ -264,6 +266,7 @@ export function defineKind(spec: KindSpec): KindDescriptor {
     docs,
     describe,
     api,
+    readOnlyReason: spec.readOnlyReason ?? (() => null),
     schemas: { declared, entity: spec.entity, created, create: spec.create, update: spec.update },
   };
 }

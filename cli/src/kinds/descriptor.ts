@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { AdminClient } from '../admin-client/admin-client.js';
 
-export type Kind = 'tenant' | 'policy' | 'agent';
-export type Section = 'tenants' | 'policies' | 'agents';
+export type Kind = 'tenant' | 'policy' | 'agent' | 'route';
+export type Section = 'tenants' | 'policies' | 'agents' | 'routes';
 
 /** An object's fields by name: normalised attributes, bodies, entities. */
 export type Attrs = Record<string, unknown>;
@@ -62,6 +62,10 @@ export type KindClient = Pick<
   | 'createAgent'
   | 'updateAgent'
   | 'deleteAgent'
+  | 'listAllRoutes'
+  | 'getRoute'
+  | 'putRoute'
+  | 'deleteRoute'
 >;
 
 /** How one kind is read and written over the admin interface. */
@@ -105,6 +109,11 @@ export interface KindDescriptor {
   /** The description of any field, declared or not, by dotted path: the kind module's, else the contract's, else its name. */
   describe(path: string): string;
   api: KindApi;
+  /**
+   * Why a live object cannot be written through the admin interface (a route of the server config), else null: such an
+   * object is never changed, deleted or exported.
+   */
+  readOnlyReason(entity: Attrs): string | null;
   /** The contract's schemas this descriptor was read from. */
   schemas: {
     /** One entry of the declarative file. */

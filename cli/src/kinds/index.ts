@@ -1,6 +1,7 @@
 import { agentKind } from './agent.js';
 import type { Kind, KindDescriptor, Section } from './descriptor.js';
 import { policyKind } from './policy.js';
+import { routeKind } from './route.js';
 import { tenantKind } from './tenant.js';
 
 export * from './descriptor.js';
@@ -8,7 +9,7 @@ export { defineKind, declaredSchema, findField, type KindSpec } from './define-k
 export * from './values.js';
 
 /** The registry: one descriptor per declarative kind, as decK keeps its `types/`. */
-export const KINDS: Readonly<Record<Kind, KindDescriptor>> = { tenant: tenantKind, policy: policyKind, agent: agentKind };
+export const KINDS: Readonly<Record<Kind, KindDescriptor>> = { tenant: tenantKind, policy: policyKind, agent: agentKind, route: routeKind };
 
 /** Every kind, in the registry's order. */
 export const KIND_LIST: readonly KindDescriptor[] = Object.values(KINDS);

@@ -144,6 +144,7 @@ describe('normalise, diff and export read the descriptors', () => {
           tenants,
           policies: policies.map((p, i) => ({ ...p, tenant_id: i === 0 ? null : owner(i) })),
           agents: agents.map((a, i) => ({ ...a, tenant_id: owner(i), policy_id: String(policies[i % policies.length].id) })),
+          routes: [],
         };
         const exported = exportDeclarative(live);
         expect(diffStates(desiredState(exported), liveState(live), { mode: 'sync', prune: true })).toEqual([]);
@@ -163,6 +164,7 @@ describe('a policy\'s tool_rules in the declarative file', () => {
     tenants: [],
     policies: [{ ...mergePolicy(null, {}), id: 'guard', tool_rules: toolRules, labels: { managed_by: 'agentgw' } } as Attrs],
     agents: [],
+    routes: [],
   });
 
   it('plans nothing against the rules the server stores, and an edited pattern or order as a change', () => {

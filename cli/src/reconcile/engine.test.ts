@@ -16,6 +16,7 @@ const desired: DeclarativeFile = {
     { name: 'bot', tenant_id: 'acme', policy_id: 'std' },
     { name: 'helper', tenant_id: 'acme', labels: { team: 'x' } },
   ],
+  routes: [],
 };
 
 async function run(fake: FakeAdmin, file: DeclarativeFile, opts: PlanOptions & { dry: boolean }) {
@@ -107,6 +108,7 @@ describe('reconcile', () => {
       tenants: await fake.listAllTenants(),
       policies: await fake.listAllPolicies(),
       agents: await fake.listAllAgents(),
+      routes: [],
     });
     expect(exported.policies).toEqual([{ id: 'std', tenant_id: 'acme', monthly_budget: 250, rules: { pii: 'block' } }]);
     expect(JSON.stringify(exported)).not.toContain('managed_by');
@@ -134,7 +136,7 @@ describe('reconcile', () => {
     fake.calls = [];
     await run(fake, tighter, { mode: 'sync', dry: false });
     expect(fake.tenants.get('acme')).toMatchObject({ monthly_budget: 50, daily_budget: 3 });
-    expect(exportDeclarative({ tenants: await fake.listAllTenants(), policies: [], agents: [] }).tenants).toEqual([
+    expect(exportDeclarative({ tenants: await fake.listAllTenants(), policies: [], agents: [], routes: [] }).tenants).toEqual([
       { id: 'acme', name: 'Acme', monthly_budget: 50, daily_budget: 3 },
     ]);
   });

@@ -15,13 +15,14 @@ const c = (op: Change['op'], kind: Change['kind'], id: string): Change => ({
 
 describe('order', () => {
   it('derives tenants -> policies -> agents from the dependency table', () => {
-    expect(kindOrder()).toEqual(['tenant', 'policy', 'agent']);
-    expect(kindOrder({ agent: ['policy'], policy: ['tenant'], tenant: [] })).toEqual(['tenant', 'policy', 'agent']);
+    expect(kindOrder()).toEqual(['tenant', 'policy', 'agent', 'route']);
+    expect(kindOrder({ agent: ['policy'], policy: ['tenant'], tenant: [], route: [] })).toEqual(['tenant', 'policy', 'agent', 'route']);
+    expect(DEPENDS_ON.route).toEqual([]);
     expect(DEPENDS_ON.agent).toEqual(['tenant', 'policy']);
   });
 
   it('refuses a cycle', () => {
-    expect(() => kindOrder({ tenant: ['agent'], policy: ['tenant'], agent: ['policy'] })).toThrow(/cycle/);
+    expect(() => kindOrder({ tenant: ['agent'], policy: ['tenant'], agent: ['policy'], route: [] })).toThrow(/cycle/);
   });
 
   it('runs creates and updates forward, then deletes in reverse', () => {

@@ -16,6 +16,7 @@ const desired = {
     { name: 'a1', tenant_id: 'acme' },
     { name: 'a2', tenant_id: 'acme' },
   ],
+  routes: [],
 };
 
 async function partial() {

@@ -3,5 +3,6 @@
 export * as tenant from './tenant/index.js';
 export * as policy from './policy/index.js';
 export * as agent from './agent/index.js';
+export * as route from './route/index.js';
 export * as provider from './provider/index.js';
 

@@ -78,7 +78,7 @@ describe('terraform-provider-agentgw over gRPC, as terraform drives it', () => {
   it('serves the generated schema', async () => {
     const res = await plugin.provider.GetProviderSchema({});
     expect(res.diagnostics).toEqual([]);
-    expect(Object.keys(res.resource_schemas).sort()).toEqual(['agentgw_agent', 'agentgw_policy', 'agentgw_tenant']);
+    expect(Object.keys(res.resource_schemas).sort()).toEqual(['agentgw_agent', 'agentgw_policy', 'agentgw_route', 'agentgw_tenant']);
     const attr = (type: string, name: string) => res.resource_schemas[type].block.attributes.find((a: { name: string }) => a.name === name);
     expect(attr('agentgw_agent', 'api_key')).toMatchObject({ computed: true, sensitive: true, type: Buffer.from('"string"') });
     expect(attr('agentgw_tenant', 'id')).toMatchObject({ required: true });
@@ -86,9 +86,14 @@ describe('terraform-provider-agentgw over gRPC, as terraform drives it', () => {
     const rules = attr('agentgw_policy', 'rules');
     expect(rules.nested_type.nesting).toBe('SINGLE');
     expect(rules.nested_type.attributes.map((a: { name: string }) => a.name)).toContain('retry_block');
+    const targets = attr('agentgw_route', 'targets');
+    expect(targets).toMatchObject({ required: true });
+    expect(targets.nested_type.nesting).toBe('LIST');
+    expect(targets.nested_type.attributes.map((a: { name: string }) => a.name).sort()).toEqual(['model', 'priority', 'rpm', 'tpm', 'weight']);
+    expect(attr('agentgw_route', 'alias')).toMatchObject({ required: true });
     expect(res.provider.block.attributes.find((a: { name: string }) => a.name === 'admin_key')).toMatchObject({ sensitive: true, optional: true });
     const meta = await plugin.provider.GetMetadata({});
-    expect(meta.resources.map((r: { type_name: string }) => r.type_name).sort()).toEqual(['agentgw_agent', 'agentgw_policy', 'agentgw_tenant']);
+    expect(meta.resources.map((r: { type_name: string }) => r.type_name).sort()).toEqual(['agentgw_agent', 'agentgw_policy', 'agentgw_route', 'agentgw_tenant']);
   });
 
   it('validates configurations against the contract, naming the attribute', async () => {

@@ -36,12 +36,15 @@ function toEsmImports(path: string, source: string, files: Set<string>): string 
 }
 
 // Members the generated classes redefine from cdktf's base classes; the repository compiles with noImplicitOverride.
-const BASE_MEMBERS = /^(\s*)(public|protected) (get |set )?(synthesizeAttributes|synthesizeHclAttributes|alias)\(/gm;
+const BASE_MEMBERS = /^(\s*)(public|protected) (get |set )?(synthesizeAttributes|synthesizeHclAttributes)\(/gm;
+// The provider's `alias` is TerraformProvider's own; a resource attribute named alias (a route's) overrides nothing.
+const PROVIDER_MEMBERS = /^(\s*)(public|protected) (get |set )?(alias)\(/gm;
 
 // Constructor parameter properties a list class (ComplexList: a list nested attribute) redeclares from its base.
 const BASE_PARAMETER_PROPERTIES = /\bprotected (terraformResource|terraformAttribute|wrapsSet):/g;
 
 function markOverrides(source: string): string {
+  if (source.includes('extends cdktf.TerraformProvider')) source = source.replace(PROVIDER_MEMBERS, '$1$2 override $3$4(');
   return source.replace(BASE_MEMBERS, '$1$2 override $3$4(').replace(BASE_PARAMETER_PROPERTIES, 'protected override $1:');
 }
 

@@ -36,7 +36,7 @@ describe('desiredStateFromCdktf', () => {
     const t = new Tenant(stack, 'acme', { id: 'acme', name: 'Acme' });
     new Agent(stack, 'bot', { name: 'bot', tenantId: t.id });
     app.synth();
-    const expected = { version: 1, tenants: [{ id: 'acme', name: 'Acme' }], policies: [], agents: [{ name: 'bot', tenant_id: 'acme' }] };
+    const expected = { version: 1, tenants: [{ id: 'acme', name: 'Acme' }], policies: [], agents: [{ name: 'bot', tenant_id: 'acme' }], routes: [] };
     expect(await desiredStateFromCdktf(join(out, 'stacks', 'only'))).toEqual(expected);
     expect(await desiredStateFromCdktf(out)).toEqual(expected);
     await expect(desiredStateFromCdktf(join(out, 'nope'))).rejects.toThrow(/cdk\.tf\.json does not exist: run `cdktf synth` first/);

@@ -1,4 +1,17 @@
-import { mergePolicy, type Agent, type CreateAgent, type CreateTenant, type PatchAgent, type PatchTenant, type Policy, type PutPolicy, type Tenant } from '@agentgw/gateway/contract';
+import {
+  mergePolicy,
+  normaliseTargets,
+  type Agent,
+  type CreateAgent,
+  type CreateTenant,
+  type PatchAgent,
+  type PatchTenant,
+  type Policy,
+  type PutPolicy,
+  type PutRoute,
+  type Route,
+  type Tenant,
+} from '@agentgw/gateway/contract';
 import { AdminApiError } from '../../admin-client/errors.js';
 import type { AgentWithKey } from '../../admin-client/types.js';
 import { KINDS } from '../../kinds/index.js';
@@ -11,6 +24,8 @@ export class FakeAdmin implements ReconcileClient {
   tenants = new Map<string, Tenant>();
   policies = new Map<string, Policy>();
   agents = new Map<string, Agent>();
+  /** Routes by alias; those with source "config" are read-only, as the server's aliases of agentgw.yaml are. */
+  routes = new Map<string, Route>();
   calls: string[] = [];
   /** Makes the n-th write (0-based) fail with this error. */
   failOn: { call: string; error: AdminApiError } | null = null;
@@ -122,6 +137,37 @@ export class FakeAdmin implements ReconcileClient {
     this.agents.set(id, next);
     return next;
   }
+  async listAllRoutes() {
+    return [...this.routes.values()];
+  }
+  async getRoute(alias: string) {
+    const r = this.routes.get(alias);
+    if (!r) throw new AdminApiError(404, 'route_not_found', `Route ${alias} does not exist.`);
+    return r;
+  }
+  async putRoute(alias: string, body: PutRoute) {
+    this.write(`put route ${alias}`);
+    const existing = this.routes.get(alias);
+    if (existing?.source === 'config') throw new AdminApiError(409, 'route_read_only', `Route ${alias} comes from the server config.`);
+    const route: Route = {
+      alias,
+      strategy: body.strategy,
+      targets: normaliseTargets(body.targets),
+      labels: body.labels ?? existing?.labels ?? {},
+      source: 'api',
+      created_at: NOW,
+      updated_at: NOW,
+    };
+    this.routes.set(alias, route);
+    return { route, created: existing === undefined };
+  }
+  async deleteRoute(alias: string) {
+    this.write(`delete route ${alias}`);
+    const existing = this.routes.get(alias);
+    if (existing?.source === 'config') throw new AdminApiError(409, 'route_read_only', `Route ${alias} comes from the server config.`);
+    if (!this.routes.delete(alias)) throw new AdminApiError(404, 'route_not_found', `Route ${alias} does not exist.`);
+  }
+
   async deleteAgent(id: string) {
     this.write(`delete agent ${id}`);
     if (!this.agents.delete(id)) throw new AdminApiError(404, 'agent_not_found', `Agent ${id} does not exist.`);

@@ -6,8 +6,8 @@ import { diffStates } from './diff.js';
 import { fieldChanges } from './field-changes.js';
 
 const T = '2026-01-01T00:00:00Z';
-const file = (f: Partial<DeclarativeFile>): DeclarativeFile => ({ version: 1, tenants: [], policies: [], agents: [], ...f });
-const live = (l: Partial<LiveObjects>): LiveObjects => ({ tenants: [], policies: [], agents: [], ...l });
+const file = (f: Partial<DeclarativeFile>): DeclarativeFile => ({ version: 1, tenants: [], policies: [], agents: [], routes: [], ...f });
+const live = (l: Partial<LiveObjects>): LiveObjects => ({ tenants: [], policies: [], agents: [], routes: [], ...l });
 const tenant = (id: string, labels: Record<string, string> = { managed_by: 'agentgw' }) => ({ id, name: id.toUpperCase(), labels, created_at: T, updated_at: T });
 const policy = (id: string, over: Partial<Policy> = {}): Policy => ({
   id,

@@ -14,7 +14,7 @@ export interface DiffOptions {
   prune?: boolean;
 }
 
-const UNORDERED: Record<Kind, Set<string>> = { tenant: unorderedPaths(KINDS.tenant), policy: unorderedPaths(KINDS.policy), agent: unorderedPaths(KINDS.agent) };
+const UNORDERED = Object.fromEntries(KIND_LIST.map((d) => [d.kind, unorderedPaths(d)])) as Record<Kind, Set<string>>;
 
 /** What an object looks like before any field is set: a create shows only the fields that differ from it. */
 function baseline(d: KindDescriptor, after: Attrs): Attrs {
@@ -44,10 +44,19 @@ function managedPart(have: Attrs, want: Attrs): Attrs {
 
 const shown = (v: unknown) => (v === null || v === undefined ? 'none' : JSON.stringify(v));
 
+/** A live object the admin interface cannot write (a route of the server config): the file may name it only as it is. */
+function readOnlyError(have: StateObject, what: string): PlanError {
+  return new PlanError(`${have.kind} "${have.id}" ${have.readOnly}; the file ${what} it, so remove it from the file or use another ${KINDS[have.kind].identity.join(' and ')}`, {
+    kind: have.kind,
+    id: have.id,
+  });
+}
+
 function updateOf(have: StateObject, want: StateObject): Change | null {
   const d = KINDS[have.kind];
   const changes = fieldChanges(managedPart(have.attrs, want.attrs), want.attrs, '', UNORDERED[have.kind]);
   if (changes.length === 0) return null;
+  if (have.readOnly) throw readOnlyError(have, 'changes');
   for (const f of d.fields) {
     if (f.identity || !f.immutable || !changes.some((c) => c.field === f.name || c.field.startsWith(`${f.name}.`))) continue;
     throw new PlanError(
@@ -68,6 +77,7 @@ export function diffStates(desired: State, live: State, opts: DiffOptions): Chan
     if (opts.mode === 'destroy') {
       for (const id of want.keys()) {
         const h = have.get(id);
+        if (h?.readOnly) throw readOnlyError(h, 'would delete');
         if (h) out.push(deleteOf(h));
       }
       continue;
@@ -81,7 +91,7 @@ export function diffStates(desired: State, live: State, opts: DiffOptions): Chan
       }
     }
     if (opts.prune) {
-      for (const [id, h] of have) if (isManaged(h.owner) && !want.has(id)) out.push(deleteOf(h));
+      for (const [id, h] of have) if (isManaged(h.owner) && !h.readOnly && !want.has(id)) out.push(deleteOf(h));
     }
   }
   return out;

@@ -16,7 +16,7 @@ function tenantOf(d: KindDescriptor, o: Attrs): unknown {
 export async function dumpLive(client: DumpClient, opts: { tenantId?: string } = {}): Promise<LiveObjects> {
   const q = opts.tenantId ? { tenant_id: opts.tenantId } : {};
   const lists = await Promise.all(KIND_LIST.map((d) => d.api.list(client, q)));
-  const out = { tenants: [], policies: [], agents: [] } as LiveObjects;
+  const out = Object.fromEntries(KIND_LIST.map((d) => [d.section, []])) as unknown as LiveObjects;
   KIND_LIST.forEach((d, i) => {
     out[d.section] = opts.tenantId ? lists[i].filter((o) => tenantOf(d, o) === opts.tenantId) : lists[i];
   });

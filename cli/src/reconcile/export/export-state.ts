@@ -39,7 +39,8 @@ function entry(d: KindDescriptor, attrs: Attrs): Attrs {
 export function exportDeclarative(live: LiveObjects): DeclarativeFile {
   const file = { version: 1 } as DeclarativeFile;
   for (const d of KIND_LIST) {
-    const objects = live[d.section].map((o) => normaliseAttrs(d, o, 'live'));
+    // Objects the admin interface cannot write (routes of the server config) stay where they are defined.
+    const objects = live[d.section].filter((o) => d.readOnlyReason(o) === null).map((o) => normaliseAttrs(d, o, 'live'));
     objects.sort((a, b) => keyOf(d, a).localeCompare(keyOf(d, b)));
     (file as unknown as Record<string, Attrs[]>)[d.section] = objects.map((a) => entry(d, a));
   }

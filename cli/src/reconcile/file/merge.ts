@@ -38,7 +38,7 @@ function sourceError(source: DesiredSource, path: Path, detail: string, key?: st
 
 /** One desired state from several sources; an object declared twice (in one file or across files) is an error. */
 export function mergeDesired(sources: DesiredSource[]): Desired {
-  const content: DeclarativeFile = { version: 1, tenants: [], policies: [], agents: [] };
+  const content = { version: 1, ...Object.fromEntries(KIND_LIST.map((d) => [d.section, []])) } as unknown as DeclarativeFile;
   const declared = new Map<string, { source: DesiredSource; path: Path }>();
   for (const source of sources) {
     for (const d of KIND_LIST) {

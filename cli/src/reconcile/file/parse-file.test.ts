@@ -24,7 +24,7 @@ const parse = (text: string) => parseDeclarative(text, 'f.yaml', env);
 describe('parseDeclarative', () => {
   it('reads a valid file and fills the schema defaults', () => {
     const { content } = parse('version: 1\ntenants:\n  - id: acme\n    name: Acme\n');
-    expect(content).toEqual({ version: 1, tenants: [{ id: 'acme', name: 'Acme' }], policies: [], agents: [] });
+    expect(content).toEqual({ version: 1, tenants: [{ id: 'acme', name: 'Acme' }], policies: [], agents: [], routes: [] });
   });
 
   it('pins invalid YAML to its line and column', () => {

@@ -1,7 +1,7 @@
 import type { DeclarativeFile } from '@agentgw/gateway/contract';
 import { KIND_LIST } from '../../kinds/index.js';
-import type { Attrs, KindDescriptor } from '../../kinds/descriptor.js';
-import { keyOf, overDefault } from '../../kinds/values.js';
+import type { Attrs, Field, KindDescriptor } from '../../kinds/descriptor.js';
+import { isPlainObject, keyOf, overDefault } from '../../kinds/values.js';
 import { LABELS_FIELD, MANAGED_VALUE, ownerOf, withoutOwnership } from './ownership.js';
 import { emptyState, type State } from './types.js';
 
@@ -17,7 +17,7 @@ export function normaliseAttrs(d: KindDescriptor, source: Attrs, side: 'file' | 
   for (const f of d.fields) {
     const value = source[f.name];
     if (f.identity || !f.optional) {
-      out[f.name] = structuredClone(value);
+      out[f.name] = withItemDefaults(f, structuredClone(value));
       continue;
     }
     // the file leaves the live value alone; what no default predicts is never compared either
@@ -26,6 +26,23 @@ export function normaliseAttrs(d: KindDescriptor, source: Attrs, side: 'file' | 
     out[f.name] = f.name === LABELS_FIELD ? withoutOwnership(filled as Record<string, string>) : filled;
   }
   return out;
+}
+
+/** A list of objects (a route's targets) with each item's defaults filled in, so that they never show as changes. */
+function withItemDefaults(f: Field, value: unknown): unknown {
+  if (f.shape.type !== 'list' || f.shape.item.type !== 'object' || !Array.isArray(value)) return value;
+  const fields = f.shape.item.fields;
+  return value.map((item) => {
+    if (!isPlainObject(item)) return item;
+    const out: Attrs = {};
+    for (const child of fields) {
+      const v = item[child.name];
+      if (v !== undefined) out[child.name] = v;
+      else if (child.default !== undefined) out[child.name] = structuredClone(child.default);
+    }
+    for (const [k, v] of Object.entries(item)) if (!(k in out)) out[k] = v;
+    return out;
+  });
 }
 
 /** The file's objects with every default filled in. */
@@ -49,7 +66,9 @@ export function liveState(live: LiveObjects): State {
       const attrs = normaliseAttrs(d, entity, 'live');
       const id = keyOf(d, attrs);
       const labels = entity[LABELS_FIELD] as Record<string, string> | undefined;
-      state[d.kind].set(id, { kind: d.kind, id, attrs, owner: ownerOf(labels), serverId: String(entity.id) });
+      // Kinds without a server id of their own (routes) are addressed by their identity.
+      const readOnly = d.readOnlyReason(entity);
+      state[d.kind].set(id, { kind: d.kind, id, attrs, owner: ownerOf(labels), serverId: String(entity.id ?? id), ...(readOnly ? { readOnly } : {}) });
     }
   }
   return state;

@@ -19,10 +19,12 @@ export interface StateObject<K extends Kind = Kind> {
   owner: string | null;
   /** The server's id (agents have one distinct from their identity); empty on the file side. */
   serverId: string;
+  /** Why the live object cannot be written through the admin interface (a route of the server config); absent when it can. */
+  readOnly?: string;
 }
 
 export type State = Record<Kind, Map<string, StateObject>>;
 
 export function emptyState(): State {
-  return { tenant: new Map(), policy: new Map(), agent: new Map() };
+  return { tenant: new Map(), policy: new Map(), agent: new Map(), route: new Map() };
 }

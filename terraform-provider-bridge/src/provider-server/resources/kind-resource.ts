@@ -16,6 +16,23 @@ function stateValue(f: Field, server: unknown, prior: TfValue | undefined): TfVa
     if (!priorObject && children.every(([, v]) => v === null)) return null;
     return Object.fromEntries(children);
   }
+  // The objects of a list (a route's targets): an attribute the configuration left unset stays unset while the server
+  // holds its default (weight 1, priority 0), item by item.
+  if (f.shape.type === 'list' && f.shape.item.type === 'object' && Array.isArray(server)) {
+    const priorList = Array.isArray(prior) ? prior : [];
+    const children = f.shape.item.fields;
+    return server.map((item, i) => {
+      const o = asObject(item as TfValue);
+      if (!o) return item as TfValue;
+      const priorItem = asObject(priorList[i]);
+      return Object.fromEntries(
+        Object.entries(o).map(([k, v]) => {
+          const c = children.find((x) => x.name === k);
+          return [k, c && c.default !== undefined ? unsetIfDefault(v, c.default, priorItem ? priorItem[k] : null) : (v as TfValue)];
+        }),
+      );
+    });
+  }
   return unsetIfDefault(server, f.default, prior);
 }
 
@@ -45,6 +62,8 @@ function withDefaults(f: Field, value: TfValue | undefined): unknown {
  */
 export function kindResource(d: KindDescriptor): ResourceHandler {
   const noun = d.kind.charAt(0).toUpperCase() + d.kind.slice(1);
+  // The server's id, or the identity for kinds the server names by it (a route by its alias).
+  const idOf = (o: Attrs) => String(o.id ?? keyOf(d, o));
 
   function toState(entity: Attrs, prior: TfObject | null, secrets: Attrs = {}): TfObject {
     const state: TfObject = {};
@@ -65,6 +84,11 @@ export function kindResource(d: KindDescriptor): ResourceHandler {
     );
   }
 
+  /** An object the admin interface cannot write (a route of the server config): terraform can neither create nor import it. */
+  function readOnly(key: string, entity: Attrs): HandlerError {
+    return new HandlerError(`${noun} is read-only`, `The ${d.kind} ${key} ${d.readOnlyReason(entity)}: change it there, or use another ${d.identity.join('/')}.`);
+  }
+
   async function getOrNull(client: Parameters<ResourceHandler['read']>[0], id: string): Promise<Attrs | null> {
     try {
       return await d.api.get(client, id);
@@ -78,7 +102,8 @@ export function kindResource(d: KindDescriptor): ResourceHandler {
     async create(client, planned) {
       const key = keyOf(d, planned);
       // terraform creates only what it does not manage yet (a PUT would silently take an existing object over)
-      if (await d.api.find(client, key)) throw exists(key);
+      const found = await d.api.find(client, key);
+      if (found) throw d.readOnlyReason(found) ? readOnly(key, found) : exists(key);
       const body: Attrs = {};
       const later: Attrs = {};
       for (const f of d.fields) {
@@ -94,11 +119,11 @@ export function kindResource(d: KindDescriptor): ResourceHandler {
         if (isAdminApiError(e) && e.status === 409) throw exists(key);
         throw e;
       }
-      const entity = Object.keys(later).length > 0 ? await d.api.update(client, String(created.id), later) : created;
+      const entity = Object.keys(later).length > 0 ? await d.api.update(client, idOf(created), later) : created;
       return toState(entity, planned, created);
     },
     async read(client, prior) {
-      const entity = await getOrNull(client, String(prior.id));
+      const entity = await getOrNull(client, idOf(prior));
       return entity && toState(entity, prior);
     },
     async update(client, prior, planned) {
@@ -107,11 +132,11 @@ export function kindResource(d: KindDescriptor): ResourceHandler {
         if (!f.onUpdate || (f.unmanagedWhenAbsent && isUnset(planned[f.name]))) continue;
         patch[f.name] = withDefaults(f, planned[f.name]);
       }
-      const entity = await d.api.update(client, String(prior.id), patch);
+      const entity = await d.api.update(client, idOf(prior), patch);
       return toState(entity, planned, { ...Object.fromEntries(d.secrets.map((s) => [s, prior[s]])) });
     },
     async delete(client, prior) {
-      await ignoreNotFound(d.api.delete(client, String(prior.id)));
+      await ignoreNotFound(d.api.delete(client, idOf(prior)));
     },
     async importState(client, id) {
       // by server id, or by the identity the declarative file uses (`TENANT/NAME` for an agent)
@@ -120,7 +145,9 @@ export function kindResource(d: KindDescriptor): ResourceHandler {
         if (!found) throw new HandlerError(`${noun} not found`, `No ${d.kind} ${id} (${d.identity.join('/')}).`);
         return toState(found, null);
       }
-      return toState(await d.api.get(client, id), null);
+      const entity = await d.api.get(client, id);
+      if (d.readOnlyReason(entity)) throw readOnly(id, entity);
+      return toState(entity, null);
     },
   };
 }

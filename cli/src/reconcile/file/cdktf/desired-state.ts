@@ -44,6 +44,7 @@ export function stackState(stack: StackJson, file = 'cdk.tf.json'): StackState {
     tenants: section('tenants').map((e) => e.value),
     policies: section('policies').map((e) => e.value),
     agents: section('agents').map((e) => e.value),
+    routes: section('routes').map((e) => e.value),
   });
   if (!parsed.success) {
     throw new CdktfStackError(
@@ -55,7 +56,7 @@ export function stackState(stack: StackJson, file = 'cdk.tf.json'): StackState {
       }),
     );
   }
-  const addresses = { tenants: [], policies: [], agents: [] } as Record<Section, string[]>;
+  const addresses = { tenants: [], policies: [], agents: [], routes: [] } as Record<Section, string[]>;
   for (const name of Object.keys(addresses) as Section[]) addresses[name] = section(name).map((e) => e.address);
   return { file, content: parsed.data, addresses };
 }

@@ -1,0 +1,121 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { spawnGateway, type SpawnedGateway } from '../../../gateway/src/test-support/spawn-gateway.js';
+import { AdminClient } from '../admin-client/admin-client.js';
+import { runCli } from './__fixtures__/harness.js';
+
+// Routes through the built agentgw against a real server: plan shows them, apply writes them and the gateway serves
+// them at once, a second plan is empty, export carries them, and an alias of agentgw.yaml is never touched.
+describe.sequential('agentgw plan/apply/export of routes against a real server', () => {
+  let gw: SpawnedGateway;
+  let dir: string;
+  let admin: AdminClient;
+  const adminKey = 'adk_' + 'routes'.repeat(5) + 'xy';
+  const cli = (...args: string[]) => runCli(args, { AGENTGW_ADMIN_URL: gw.adminUrl, AGENTGW_ADMIN_KEY: adminKey });
+  const write = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agentgw-routes-e2e-'));
+    gw = await spawnGateway({
+      config: {
+        storage: { kind: 'sqlite', path: join(dir, 'agentgw.db') },
+        log_level: 'silent',
+        providers: { a: { type: 'mock' }, b: { type: 'mock' } },
+        models: { fixed: ['a/alpha'] },
+      },
+      env: { PATH: process.env.PATH, AGENTGW_ADMIN_KEY: adminKey },
+      inheritEnv: false,
+      cwd: dir,
+    });
+    admin = new AdminClient({ baseUrl: gw.adminUrl, adminKey });
+  });
+  afterAll(async () => {
+    if (gw) expect(await gw.stop()).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const FILE = `version: 1
+tenants:
+  - id: acme
+    name: Acme
+agents:
+  - name: bot
+    tenant_id: acme
+routes:
+  - alias: smart
+    strategy: fallback
+    targets:
+      - model: a/alpha
+      - { model: b/beta, priority: 1, rpm: 60 }
+  - alias: "team/*"
+    strategy: weighted
+    targets:
+      - { model: b/beta, weight: 3 }
+      - model: a/alpha
+`;
+
+  it('plan shows the routes readably (exit 2); apply writes them and the gateway serves them', async () => {
+    const file = write('routes.yaml', FILE);
+    const plan = await cli('plan', '-f', file, '--detailed-exitcode');
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(2);
+    expect(plan.stdout).toContain(['+ create route smart', '    strategy: "fallback"', '    targets: a/alpha, b/beta (priority 1, rpm 60)'].join('\n'));
+    expect(plan.stdout).toContain(['+ create route team/*', '    strategy: "weighted"', '    targets: b/beta (weight 3), a/alpha'].join('\n'));
+    expect(plan.stdout).toContain('Plan: 4 to add, 0 to change, 0 to destroy.');
+
+    const apply = await cli('apply', '-f', file, '--auto-approve', '--keys-out', join(dir, 'keys.json'));
+    expect(apply.stderr).toBe('');
+    expect(apply.code).toBe(0);
+    expect(apply.stdout).toContain('Apply complete: 4 added, 0 changed, 0 destroyed.');
+    expect(await admin.getRoute('team/*')).toMatchObject({ source: 'api', strategy: 'weighted', labels: { managed_by: 'agentgw' } });
+
+    const key = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8'))['acme/bot'] as string;
+    const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'team/coder', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe('beta');
+  });
+
+  it('a second plan is empty; an edit plans exactly the edit', async () => {
+    const again = await cli('plan', '-f', join(dir, 'routes.yaml'), '--detailed-exitcode');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe('No changes: the gateway matches the desired state.\nPlan: 0 to add, 0 to change, 0 to destroy.\n');
+    const edited = write('edited.yaml', FILE.replace('strategy: fallback', 'strategy: latency'));
+    const plan = await cli('plan', '-f', edited, '--detailed-exitcode');
+    expect(plan.code).toBe(2);
+    expect(plan.stdout).toBe(['~ update route smart', '    strategy: "fallback" -> "latency"', '', 'Plan: 0 to add, 1 to change, 0 to destroy.', ''].join('\n'));
+    expect((await cli('apply', '-f', edited, '--auto-approve')).code).toBe(0);
+    expect(await admin.getRoute('smart')).toMatchObject({ strategy: 'latency', targets: [{ model: 'a/alpha' }, { model: 'b/beta', priority: 1, rpm: 60 }] });
+  });
+
+  it('export carries the stored routes, not the config ones, and plans no changes applied back with --prune', async () => {
+    const res = await cli('export', '-o', join(dir, 'exported.yaml'));
+    expect(res.code).toBe(0);
+    const exported = parse(readFileSync(join(dir, 'exported.yaml'), 'utf8'));
+    expect(exported.routes.map((r: { alias: string }) => r.alias)).toEqual(['smart', 'team/*']);
+    const plan = await cli('plan', '-f', join(dir, 'exported.yaml'), '--prune', '--detailed-exitcode');
+    expect(plan.stdout).toContain('No changes');
+    expect(plan.code).toBe(0);
+  });
+
+  it('an alias of agentgw.yaml is never touched: changing it is a plan error naming it, pruning leaves it', async () => {
+    const bad = write('config-alias.yaml', `version: 1\nroutes:\n  - alias: fixed\n    strategy: fallback\n    targets: [{ model: b/beta }]\n`);
+    const plan = await cli('plan', '-f', bad);
+    expect(plan.code).toBe(1);
+    expect(plan.stderr).toMatch(/route "fixed" comes from the server config/);
+    const prune = await cli('apply', '-f', write('empty.yaml', 'version: 1\n'), '--prune', '--auto-approve');
+    expect(prune.code).toBe(0);
+    expect(prune.stdout).toContain('- delete route smart');
+    expect(prune.stdout).not.toContain('fixed');
+    expect((await admin.listAllRoutes()).map((r) => `${r.alias}:${r.source}`)).toEqual(['fixed:config']);
+  });
+});

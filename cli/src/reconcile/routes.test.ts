@@ -1,0 +1,101 @@
+// Routes through the reconcile engine: plan shows them readably, apply writes them, a second plan is empty, export
+// carries them, and routes of the server config (source "config") are never changed, deleted, pruned or exported.
+import { DeclarativeFile } from '@agentgw/gateway/contract';
+import { describe, expect, it } from 'vitest';
+import { planLines } from '../ui/lines.js';
+import { FakeAdmin } from './__fixtures__/fake-admin.js';
+import { PlanError } from './diff/plan-error.js';
+import { planChanges, reconcile, type PlanOptions } from './engine.js';
+import { exportDeclarative } from './export/export-state.js';
+
+const file = (routes: unknown[]) => DeclarativeFile.parse({ version: 1, routes });
+
+async function apply(fake: FakeAdmin, f: DeclarativeFile, opts: PlanOptions = { mode: 'sync' }) {
+  const gen = reconcile(fake, f, { ...opts, dry: false });
+  let r = await gen.next();
+  while (!r.done) r = await gen.next();
+  return r.value;
+}
+
+const configRoute = (fake: FakeAdmin) =>
+  fake.routes.set('fixed', {
+    alias: 'fixed',
+    strategy: 'fallback',
+    targets: [{ model: 'a/alpha', weight: 1, priority: 0, rpm: null, tpm: null }],
+    labels: {},
+    source: 'config',
+    created_at: null,
+    updated_at: null,
+  });
+
+describe('routes in the declarative file', () => {
+  const desired = file([
+    { alias: 'smart', strategy: 'fallback', targets: [{ model: 'a/alpha' }, { model: 'b/beta', priority: 1, rpm: 60 }] },
+    { alias: 'team/*', strategy: 'weighted', targets: [{ model: 'a/alpha', weight: 3 }, { model: 'b/beta' }], labels: { team: 'x' } },
+  ]);
+
+  it('plans readable creates, applies them with the ownership label, then plans nothing', async () => {
+    const fake = new FakeAdmin();
+    const plan = await planChanges(fake, desired, { mode: 'sync' });
+    expect(plan.summary).toEqual({ add: 2, change: 0, destroy: 0 });
+    expect(planLines(plan).map((l) => l.text)).toEqual([
+      '+ create route smart',
+      '    strategy: "fallback"',
+      '    targets: a/alpha, b/beta (priority 1, rpm 60)',
+      '+ create route team/*',
+      '    strategy: "weighted"',
+      '    targets: a/alpha (weight 3), b/beta',
+      '    labels.team: "x"',
+      '',
+      'Plan: 2 to add, 0 to change, 0 to destroy.',
+    ]);
+    const result = await apply(fake, desired);
+    expect(result.failed).toBeNull();
+    expect(fake.calls).toEqual(['put route smart', 'put route team/*']);
+    expect(fake.routes.get('team/*')).toMatchObject({ labels: { team: 'x', managed_by: 'agentgw' }, targets: [{ model: 'a/alpha', weight: 3, priority: 0, rpm: null, tpm: null }, { model: 'b/beta' }] });
+    expect((await planChanges(fake, desired, { mode: 'sync' })).changes).toEqual([]);
+  });
+
+  it('an update shows old -> new targets and keeps the strategy it does not change', async () => {
+    const fake = new FakeAdmin();
+    await apply(fake, desired);
+    const next = file([
+      { alias: 'smart', strategy: 'fallback', targets: [{ model: 'b/beta', tpm: 1000 }] },
+      { alias: 'team/*', strategy: 'weighted', targets: [{ model: 'a/alpha', weight: 3 }, { model: 'b/beta' }], labels: { team: 'x' } },
+    ]);
+    const plan = await planChanges(fake, next, { mode: 'sync' });
+    expect(planLines(plan).map((l) => l.text).slice(0, 2)).toEqual(['~ update route smart', '    targets: a/alpha, b/beta (priority 1, rpm 60) -> b/beta (tpm 1000)']);
+    fake.calls = [];
+    await apply(fake, next);
+    expect(fake.calls).toEqual(['put route smart']);
+    expect(fake.routes.get('smart')).toMatchObject({ strategy: 'fallback', targets: [{ model: 'b/beta', tpm: 1000 }], labels: { managed_by: 'agentgw' } });
+    expect((await planChanges(fake, next, { mode: 'sync' })).changes).toEqual([]);
+  });
+
+  it('export carries stored routes and plans nothing applied back; --prune deletes only managed stored routes', async () => {
+    const fake = new FakeAdmin();
+    configRoute(fake);
+    await apply(fake, desired);
+    const exported = exportDeclarative({ tenants: [], policies: [], agents: [], routes: await fake.listAllRoutes() });
+    expect(exported.routes).toEqual([
+      { alias: 'smart', strategy: 'fallback', targets: [{ model: 'a/alpha', weight: 1, priority: 0, rpm: null, tpm: null }, { model: 'b/beta', weight: 1, priority: 1, rpm: 60, tpm: null }] },
+      { alias: 'team/*', strategy: 'weighted', targets: [{ model: 'a/alpha', weight: 3, priority: 0, rpm: null, tpm: null }, { model: 'b/beta', weight: 1, priority: 0, rpm: null, tpm: null }], labels: { team: 'x' } },
+    ]);
+    expect((await planChanges(fake, DeclarativeFile.parse(exported), { mode: 'sync', prune: true })).changes).toEqual([]);
+    fake.calls = [];
+    await apply(fake, file([]), { mode: 'sync', prune: true });
+    expect(fake.calls.sort()).toEqual(['delete route smart', 'delete route team/*']);
+    expect([...fake.routes.keys()]).toEqual(['fixed']);
+  });
+
+  it('a route of the server config is never written: naming it as it is plans nothing, changing or destroying it is a plan error', async () => {
+    const fake = new FakeAdmin();
+    configRoute(fake);
+    expect((await planChanges(fake, file([{ alias: 'fixed', strategy: 'fallback', targets: [{ model: 'a/alpha' }] }]), { mode: 'sync', prune: true })).changes).toEqual([]);
+    const changed = planChanges(fake, file([{ alias: 'fixed', strategy: 'fallback', targets: [{ model: 'b/beta' }] }]), { mode: 'sync' });
+    await expect(changed).rejects.toBeInstanceOf(PlanError);
+    await expect(changed).rejects.toThrow(/route "fixed" comes from the server config .* remove it from the file or use another alias/);
+    await expect(planChanges(fake, file([{ alias: 'fixed', strategy: 'fallback', targets: [{ model: 'a/alpha' }] }]), { mode: 'destroy' })).rejects.toThrow(/comes from the server config/);
+    expect(fake.calls).toEqual([]);
+  });
+});
