@@ -128,7 +128,7 @@ export class McpFront {
       status = 404;
       doc = new AgentgwError('route_not_found', `No protected resource at ${path.slice(0, 200)}: the MCP endpoints are ${PATH} and ${PATH}/<server> (${PROTECTED_RESOURCE_PATH}${PATH}[/<server>]).`).toBody();
     } else {
-      doc = oauth.metadata();
+      doc = oauth.metadata(scope ?? undefined);
     }
     const body = JSON.stringify(doc);
     // Public metadata: browser-based MCP clients read it from other origins.

@@ -82,11 +82,12 @@ afterAll(async () => {
 
 describe('/mcp as an OAuth protected resource', () => {
   test('publishes its metadata at the well-known path, with the endpoint path appended, naming the authorization server', async () => {
-    for (const path of ['', '/mcp', '/mcp/secure']) {
+    for (const [path, id] of [['', resource], ['/mcp', resource], ['/mcp/secure', `${resource}/secure`]] as const) {
       const res = await fetch(`${gw.url}/.well-known/oauth-protected-resource${path}`);
       expect(res.status, path).toBe(200);
+      // RFC 9728 3.3: the resource is the one whose path the metadata path was made from.
       expect(await res.json()).toEqual({
-        resource,
+        resource: id,
         authorization_servers: [as.issuer],
         bearer_methods_supported: ['header'],
         scopes_supported: ['mcp:tools'],
@@ -127,7 +128,7 @@ describe('/mcp as an OAuth protected resource', () => {
     expect(upstream.accepted.every((t) => t.client_id === 'agentgw-gw')).toBe(true);
   });
 
-  test('the same flow reaches /mcp/<server>: its metadata names the one resource, and the token serves it', async () => {
+  test("the same flow reaches /mcp/<server> with a token for that endpoint, which /mcp refuses; /mcp's token serves both", async () => {
     const authProvider = new ClientCredentialsProvider({ clientId: 'support-bot', clientSecret: 'bot-secret', expectedIssuer: as.issuer, scope: 'mcp:tools' });
     const client = new Client({ name: 'oauth-test-one', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${resource}/secure`), { authProvider }));
@@ -136,6 +137,12 @@ describe('/mcp as an OAuth protected resource', () => {
     } finally {
       await client.close();
     }
+    const endpointToken = (await authProvider.tokens())!.access_token;
+    const onMcp = await initialize(endpointToken);
+    expect(onMcp.status).toBe(401);
+    expect(((await onMcp.json()) as { error: { message: string } }).error.message).toMatch(/not for this resource \(its audience must be http:\/\/127\.0\.0\.1:\d+\/mcp\)/);
+    expect((await initialize(endpointToken, '/mcp/secure')).status).toBe(200);
+    expect((await initialize(await tokenFor(as, 'support-bot', 'bot-secret', resource), '/mcp/secure')).status).toBe(200);
   });
 
   test("a token for another audience, an expired one and another issuer's are refused with 401 and the metadata pointer", async () => {

@@ -39,18 +39,26 @@ export class McpResourceAuth {
     return this.issuers.values().next().value!.config.audience;
   }
 
+  /**
+   * The resource identifier of an endpoint (RFC 9728 3.3: the one its metadata path was made from): the audience for
+   * /mcp, the audience and /<server> for /mcp/<server>.
+   */
+  resourceOf(scope: McpScope, audience = this.resource): string {
+    return scope === undefined ? audience : `${audience.replace(/\/+$/, '')}/${encodeURIComponent(scope)}`;
+  }
+
   /** Where the metadata of an endpoint is published: its path appended to the well-known prefix (RFC 9728 3.1). */
   metadataUrl(scope: McpScope): string {
     const base = new URL(this.resource);
     return `${base.origin}${PROTECTED_RESOURCE_PATH}${endpointPath(base, scope)}`;
   }
 
-  /** RFC 9728 protected resource metadata of /mcp (and of /mcp/<server>, which shares its resource and tokens). */
-  metadata(): Record<string, unknown> {
+  /** RFC 9728 protected resource metadata of /mcp or of /mcp/<server> (whose tokens may also be those of /mcp). */
+  metadata(scope: McpScope = undefined): Record<string, unknown> {
     const configs = [...this.issuers.values()].map((i) => i.config);
     const scopes = [...new Set(configs.flatMap((c) => c.required_scopes))];
     return {
-      resource: this.resource,
+      resource: this.resourceOf(scope),
       authorization_servers: configs.map((c) => c.issuer),
       bearer_methods_supported: ['header'],
       ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
@@ -80,14 +88,14 @@ export class McpResourceAuth {
     const c = issuer.config;
     let claims: JWTPayload;
     try {
-      ({ payload: claims } = await jwtVerify(token, await this.jwksOf(issuer), { issuer: c.issuer, audience: c.audience, algorithms: ALGORITHMS, clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp'] }));
+      ({ payload: claims } = await jwtVerify(token, await this.jwksOf(issuer), { issuer: c.issuer, audience: scope === undefined ? c.audience : [c.audience, this.resourceOf(scope, c.audience)], algorithms: ALGORITHMS, clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp'] }));
     } catch (e) {
       if (e instanceof AgentgwError) throw e;
       const code = (e as { code?: string }).code;
       if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC') {
         throw new AgentgwError('upstream_unavailable', `The access token could not be checked: the keys of ${c.issuer} could not be read; retry in a moment.`);
       }
-      throw refused(reasonOf(e, c));
+      throw refused(reasonOf(e, c, this.resourceOf(scope, c.audience)));
     }
     const missing = c.required_scopes.filter((s) => !scopesOf(claims).has(s));
     if (missing.length > 0) {
@@ -131,11 +139,11 @@ function refused(why: string): AgentgwError {
 }
 
 /** A sentence for the caller from jose's error (which claim failed), never the token. */
-function reasonOf(e: unknown, c: McpAuthorizationServer): string {
+function reasonOf(e: unknown, c: McpAuthorizationServer, resource: string): string {
   const code = (e as { code?: string }).code;
   const claim = (e as { claim?: string }).claim;
   if (code === 'ERR_JWT_EXPIRED') return 'it has expired: get a new one';
-  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'aud') return `it is not for this resource (its audience must be ${c.audience}): ask for a token with resource=${c.audience}`;
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'aud') return `it is not for this resource (its audience must be ${resource}${resource === c.audience ? '' : ` or ${c.audience}`}): ask for a token with resource=${resource}`;
   if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'iss') return `it was not issued by ${c.issuer}`;
   if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') return `its "${claim ?? 'unknown'}" claim is not valid`;
   if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' || code === 'ERR_JWKS_NO_MATCHING_KEY') return `its signature is not one of ${c.issuer}'s keys`;
