@@ -5,6 +5,7 @@ import { Badge, Card, ErrorNote, Loading } from '../components/bits';
 import { time, usd } from '../format';
 import { useSession } from '../session';
 import { usePoll } from '../use-poll';
+import { RouteHealth } from './route-health';
 import { ToolPins } from './tool-pins';
 
 export function System() {
@@ -53,6 +54,7 @@ export function System() {
               </table>
             </div>
           </Card>
+          <RouteHealth />
           <McpServers />
           <ToolPins />
           <Card title="Roles">
