@@ -25,7 +25,7 @@ describe('tool rules on /mcp', () => {
   let key = '';
   beforeAll(async () => {
     upstream = await startHttpMcpServer();
-    gw = await startTestGateway({ config: { mcp_servers: { web: { url: upstream.url, timeout_ms: 5_000 } } } });
+    gw = await startTestGateway({ config: { mcp_servers: { web: { url: upstream.url, timeout_ms: 5_000 } }, approvals: { keep_alive_s: 0.2 } } });
     const { call } = adminClient(gw.adminUrl, gw.adminKey);
     await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
     await call('PUT', '/policies/guard', {
@@ -112,6 +112,29 @@ describe('tool rules on /mcp', () => {
       ['web/send_email', 'blocked', 'tool_denied'],
       ['web/send_email', 'ok', null],
     ]);
+  });
+
+  test('a held call tells a client that asked for progress that it waits, so a request timeout shorter than the wait is not reached', async () => {
+    const trace = `progress-${Date.now()}`;
+    const client = await connect(gw.url, key, { 'x-agent-trace-id': trace });
+    const api = adminApi(gw.adminUrl, gw.adminKey);
+    try {
+      const notices: string[] = [];
+      const call = client.callTool({ name: 'web__send_email', arguments: { to: 'eve@evil.test', body: 'late' } }, undefined, {
+        onprogress: (p) => notices.push(p.message ?? ''),
+        timeout: 1000,
+        resetTimeoutOnProgress: true,
+      }) as Promise<CallToolResult>;
+      const held = await eventually(async () => (await api('GET', `/approvals?trace_id=${trace}&status=pending`)).body?.data?.[0] as { id: string } | undefined);
+      // Longer than the client's 1 s timeout.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect((await api('POST', `/approvals/${held.id}/approve`, { body: {} })).status).toBe(200);
+      expect((await call).isError).toBeFalsy();
+      expect(notices.length).toBeGreaterThan(3);
+      expect(notices[0]).toBe('waiting for a person to approve the call');
+    } finally {
+      await client.close();
+    }
   });
 
   test('X-Agent-Policy adds its rules: a deny in either policy wins', async () => {

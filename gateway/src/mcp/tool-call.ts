@@ -126,7 +126,7 @@ export async function callTool(
       if (a.toolDecision && a.toolDecision.action !== 'approve') step.toolCalls = [decidedCall(ctx.requestId, serverTool, a.toolDecision)];
     }
     // A call an `approve` rule names waits for a person once every check passed (its arguments as PII rules left them).
-    if (a.toolDecision?.action === 'approve') await holdForApproval(dp, ctx, step, serverTool, a.toolDecision, a.body, signal);
+    if (a.toolDecision?.action === 'approve') await holdForApproval(dp, ctx, step, serverTool, a.toolDecision, a.body, signal, onprogress);
     if (eff.captureBodies) ctx.capturedBody = capture(a.body);
     const args = toolCallArguments(a.body);
     sent = true;
@@ -158,9 +158,21 @@ export async function callTool(
 }
 
 /** Holds the call for a person (CONTRACT: approvals); refused with tool_denied, naming the approval, unless approved. */
-async function holdForApproval(dp: DataPlane, ctx: RequestContext, step: Step, serverTool: string, d: ToolDecision, body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<void> {
+async function holdForApproval(
+  dp: DataPlane,
+  ctx: RequestContext,
+  step: Step,
+  serverTool: string,
+  d: ToolDecision,
+  body: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+  onprogress: ProgressCallback | undefined,
+): Promise<void> {
   const gate = new ToolGate({ decide: () => d, deniesOutright: () => false }, countToolDecision, dp.approvals, ctx);
   gate.signal = signal;
+  // A client that asked for progress hears of the wait (its SDK may reset its request timeout on each notice).
+  let waited = 0;
+  if (onprogress) gate.keepAlive = () => onprogress({ progress: ++waited, message: 'waiting for a person to approve the call' });
   const decided = await gate.decide(ctx.requestId, proposedToolCall(serverTool, String(body.arguments ?? '')));
   step.toolCalls = gate.records;
   if (decided.action !== 'allow') throw new AgentgwError('tool_denied', refusalSentence(serverTool, decided));
