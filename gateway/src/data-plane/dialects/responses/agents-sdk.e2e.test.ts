@@ -91,6 +91,8 @@ function agents(model: string) {
   return { triage, weather, calls };
 }
 
+type AgentsOpenAIClient = NonNullable<NonNullable<ConstructorParameters<typeof OpenAIProvider>[0]>['openAIClient']>;
+
 const schema = schemaCheckingFetch();
 afterEach(async () => {
   expect(await schema.settled()).toEqual([]);
@@ -100,7 +102,8 @@ afterEach(async () => {
 function runnerFor(apiKey: string, traceId: string): Runner {
   return new Runner({
     // The SDK's client with a fetch that validates every response object and event against the Open Responses schema.
-    modelProvider: new OpenAIProvider({ openAIClient: new OpenAI({ baseURL: gw.baseUrl, apiKey, fetch: schema.fetch }), useResponses: true }),
+    // (The Agents SDK depends on its own copy of the openai package: the same client class, typed apart.)
+    modelProvider: new OpenAIProvider({ openAIClient: new OpenAI({ baseURL: gw.baseUrl, apiKey, fetch: schema.fetch }) as unknown as AgentsOpenAIClient, useResponses: true }),
     tracingDisabled: true,
     modelSettings: { providerData: { extraHeaders: { 'x-agent-trace-id': traceId } } },
   });
