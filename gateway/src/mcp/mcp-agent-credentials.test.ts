@@ -252,3 +252,38 @@ describe('on PostgreSQL', () => {
     }
   });
 });
+
+describe('across nodes', () => {
+  test('another node sharing the database and AGENTGW_SECRET_KEY sends them from the write on', async () => {
+    const secret = 'shared-secret-of-this-deployment-0123456789';
+    const servers = { web: { url: web.url, timeout_ms: 5_000 } };
+    const n1 = await startTestGateway({ env: { AGENTGW_SECRET_KEY: secret }, config: { mcp_servers: servers } });
+    const n2 = await startTestGateway({ env: { AGENTGW_SECRET_KEY: secret }, sqlitePath: (n1.storage as { path: string }).path, adminKey: n1.adminKey, config: { mcp_servers: servers } });
+    try {
+      const { call } = adminClient(n1.adminUrl, n1.adminKey);
+      await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+      const agent = await call('POST', '/agents', { name: 'roaming', tenant_id: 'acme' });
+      const callOn = async (node: TestGateway) => {
+        const client = new Client({ name: 'node-creds', version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent.api_key}` } } }));
+        try {
+          const r = (await client.callTool({ name: 'web__search', arguments: { query: 'q' } })) as CallToolResult;
+          expect(r.isError, JSON.stringify(r)).toBeFalsy();
+        } finally {
+          await client.close();
+        }
+      };
+      // Node 2 has served the agent before the write (its view of the agent's credentials is cached).
+      await callOn(n2);
+      const token = 'node-shared-token-8b2d4e';
+      expect((await adminApi(n1.adminUrl, n1.adminKey)('PUT', `/agents/${agent.id}/mcp-credentials/web`, { body: { headers: { Authorization: `Bearer ${token}` } } })).status).toBe(201);
+      // The write returns once every node has read it (as a key revocation does).
+      const from = web.headers.length;
+      await callOn(n2);
+      expect(new Set(web.headers.slice(from).map((h) => h.authorization))).toEqual(new Set([`Bearer ${token}`]));
+    } finally {
+      await n2.close();
+      await n1.close();
+    }
+  });
+});
