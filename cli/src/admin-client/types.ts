@@ -1,6 +1,9 @@
 import type {
   AdminKey,
   Agent,
+  Approval,
+  ApprovalDecision,
+  ApprovalStatus,
   AuditEntry,
   CreateAdminKey,
   CreateAgent,
@@ -23,9 +26,13 @@ import type {
   UsageRow,
 } from '@agentgw/gateway/contract';
 
+export { APPROVAL_STATUSES } from '@agentgw/gateway/contract';
 export type {
   AdminKey,
   Agent,
+  Approval,
+  ApprovalDecision,
+  ApprovalStatus,
   AuditEntry,
   CreateAdminKey,
   CreateAgent,
@@ -91,38 +98,8 @@ export interface UsageQuery {
   tenant_id?: string;
 }
 
-/** What became of a call held for a person (CONTRACT "Tool rules and approvals"). */
-export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'timed_out', 'abandoned'] as const;
-export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
-
-/** A tool call held for a person: GET /approvals lists them, POST /approvals/{id}/approve|deny decides one. */
-export interface Approval {
-  id: string;
-  tenant_id: string;
-  agent_id: string;
-  trace_id: string;
-  request_id: string;
-  tool: string;
-  /** As the policy's PII rules would forward them: parsed JSON, or the text of a call whose input is not JSON. */
-  arguments: unknown;
-  /** The policy and 1-based rule that held the call. */
-  rule: { policy_id: string; index: number } | null;
-  reason: string | null;
-  status: ApprovalStatus;
-  /** Who decided: the admin key's or the person's name. */
-  decided_by: string | null;
-  comment: string | null;
-  created_at: string;
-  decided_at: string | null;
-  expires_at: string;
-}
-
 export interface ApprovalsQuery extends PageQuery {
   status?: ApprovalStatus;
   tenant_id?: string;
   trace_id?: string;
-}
-
-export interface ApprovalDecision {
-  comment?: string;
 }
