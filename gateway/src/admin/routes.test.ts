@@ -1,6 +1,9 @@
 // Routes (model aliases) as resources over HTTP: PUT/GET/DELETE /routes/{alias} with percent-encoded (glob) aliases,
 // read-only aliases of agentgw.yaml, admin-only writes, 400s that name the field, one audit entry per write, and a
 // stored route serving /v1 at once.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { AuditEntry } from '../contract/index.js';
 import { RFC3339, adminApi, expectError, type AdminCall } from '../test-support/admin-api.js';
@@ -177,4 +180,34 @@ describe.each(['sqlite', 'postgres'] as const)('routes over HTTP on %s', (storag
     expect(Object.keys(doc.paths['/api/routes/{alias}'] ?? doc.paths['/routes/{alias}'])).toEqual(expect.arrayContaining(['put', 'get', 'delete']));
     expect(doc.components.schemas.Route).toBeDefined();
   });
+});
+
+test('an alias agentgw.yaml takes after a route was stored under it: the file wins, and the route is listed once, read-only', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentgw-routes-'));
+  const sqlitePath = join(dir, 'agentgw.db');
+  const providers = { a: { type: 'mock' }, b: { type: 'mock' } };
+  let gw: TestGateway | undefined;
+  try {
+    gw = await startTestGateway({ sqlitePath, config: { providers } });
+    const adminKey = gw.adminKey;
+    expect((await adminApi(gw.adminUrl, adminKey)('PUT', '/routes/later', { body: { strategy: 'fallback', targets: [{ model: 'b/beta' }] } })).status).toBe(201);
+    await gw.close();
+    // The same database, served by a config that now defines `later` itself.
+    gw = await startTestGateway({ sqlitePath, adminKey, config: { providers, models: { later: ['a/alpha'] } } });
+    const api = adminApi(gw.adminUrl, adminKey);
+    const listed = (await api('GET', '/routes')).body.data.filter((r: { alias: string }) => r.alias === 'later');
+    expect(listed).toEqual([expect.objectContaining({ source: 'config', targets: [expect.objectContaining({ model: 'a/alpha' })] })]);
+    expectError(await api('PUT', '/routes/later', { body: { strategy: 'fallback', targets: [{ model: 'b/beta' }] } }), 409, 'route_read_only');
+    await api('POST', '/tenants', { body: { id: 'acme', name: 'Acme' } });
+    const key = (await api('POST', '/agents', { body: { tenant_id: 'acme', name: 'bot' } })).body.api_key;
+    const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'later', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(((await res.json()) as { model: string }).model).toBe('alpha');
+  } finally {
+    await gw?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

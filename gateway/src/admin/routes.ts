@@ -54,7 +54,8 @@ export function routeRoutes(app: FastifyInstance, s: Services): void {
 
   // Routes are global, as global policies: every key may read them (its agents may use them).
   r.get('/routes', { schema: { tags: ['routes'], querystring: RouteListQuery, response: { 200: page(Route), ...errors } } }, async (req) => {
-    const all = [...configRoutes(), ...(await s.store.allRoutes())];
+    // A stored route whose alias agentgw.yaml has taken since is not served (the file's wins): it is not listed either.
+    const all = [...configRoutes(), ...(await s.store.allRoutes()).filter((r) => !s.router.isConfigAlias(r.alias))];
     let start = 0;
     if (req.query.cursor) {
       const [index] = decodeCursor(req.query.cursor, 1);
