@@ -227,6 +227,7 @@ describe('upstream client credentials', () => {
     upstream.refuseNext(1);
     expect(await callWhoami()).toBe('called by agentgw-gw');
     const first = upstream.accepted.at(-1)!;
+    const refused = upstream.refused;
     // Within its lifetime the same token is used.
     expect(await callWhoami()).toBe('called by agentgw-gw');
     expect(upstream.accepted.at(-1)!.jti).toBe(first.jti);
@@ -237,7 +238,8 @@ describe('upstream client credentials', () => {
     expect(after.jti).not.toBe(first.jti);
     expect(after.exp).toBeGreaterThan(first.exp);
     expect(as.tokenRequests.get('agentgw-gw')).toBe(requests + 1);
-    // The upstream accepted every token it was sent: none had expired on the way.
+    // Fetched before it was needed: the upstream refused no request for an expired token.
+    expect(upstream.refused).toBe(refused);
     for (const t of upstream.accepted) expect(t.at / 1000).toBeLessThanOrEqual(t.exp);
   });
 
