@@ -97,6 +97,10 @@ const schema = schemaCheckingFetch();
 afterEach(async () => {
   expect(await schema.settled()).toEqual([]);
 });
+afterAll(() => {
+  // The check ran: answers were read and validated.
+  expect(schema.checked()).toBeGreaterThan(0);
+});
 
 /** A runner on agentgw; every model call carries the trace header (the SDK sends no session header of its own). */
 function runnerFor(apiKey: string, traceId: string): Runner {

@@ -3,12 +3,13 @@
 // after the answer, the answer says so (`store: false`, and x-agentgw-response-stored: false when not streamed), and its
 // id reads as a 404 saying it was not stored, on GET and as previous_response_id. Native and translated targets.
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../../../test-support/admin.js';
 import { eventually } from '../../../test-support/admin-api.js';
 import { type TestGateway, startTestGateway } from '../../../test-support/gateway.js';
 import { type ScriptedResponses, startScriptedResponses, textResponse } from '../../../test-support/scripted-responses.js';
 import type { Store, StoredResponse } from '../../../storage/store.js';
+import { schemaCheckingFetch } from './__fixtures__/open-responses-schema.js';
 
 const MODELS = { translated: 'mock/mock-1', native: 'openai/gpt-4.1' } as const;
 
@@ -31,7 +32,16 @@ afterAll(async () => {
 });
 
 const headers = () => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
-const post = (body: unknown) => fetch(`${gw.baseUrl}/responses`, { method: 'POST', headers: headers(), body: JSON.stringify(body) });
+// Every response object and event answered (store: false ones included) is validated against the Open Responses schema.
+const schema = schemaCheckingFetch();
+afterEach(async () => {
+  expect(await schema.settled()).toEqual([]);
+});
+afterAll(() => {
+  // The check ran: answers were read and validated.
+  expect(schema.checked()).toBeGreaterThan(0);
+});
+const post = (body: unknown) => schema.fetch(`${gw.baseUrl}/responses`, { method: 'POST', headers: headers(), body: JSON.stringify(body) });
 
 /** Runs `f` with the store known to be down (as StoreHealth says after a failed call). */
 async function whileDown<T>(f: () => Promise<T>): Promise<T> {
@@ -77,7 +87,7 @@ describe.each(Object.entries(MODELS))('a stored turn that cannot be stored (%s)'
   });
 
   test('a write that fails after the answer: the answer says not stored; its id is a 404 saying why, on GET and as previous_response_id', async () => {
-    const client = new OpenAI({ baseURL: gw.baseUrl, apiKey: key, maxRetries: 0 });
+    const client = new OpenAI({ baseURL: gw.baseUrl, apiKey: key, maxRetries: 0, fetch: schema.fetch });
     const { plain, streamed } = await whileWritesFail(async () => {
       const res = await post({ model, input: 'hello' });
       expect(res.status).toBe(200);

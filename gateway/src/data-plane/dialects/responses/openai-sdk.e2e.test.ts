@@ -77,6 +77,10 @@ const schema = schemaCheckingFetch();
 afterEach(async () => {
   expect(await schema.settled()).toEqual([]);
 });
+afterAll(() => {
+  // The check ran: answers were read and validated.
+  expect(schema.checked()).toBeGreaterThan(0);
+});
 
 const client = (key = agent.api_key, headers?: Record<string, string>) =>
   new OpenAI({ apiKey: key, baseURL: gw.baseUrl, maxRetries: 0, fetch: schema.fetch, ...(headers ? { defaultHeaders: headers } : {}) });
