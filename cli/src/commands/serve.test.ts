@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@agentgw/gateway';
-import { SERVE_LIMITS, declareServe } from './serve.js';
+import { SERVE_APPROVALS, SERVE_LIMITS, declareServe } from './serve.js';
 
 function help(): string {
   let out = '';
@@ -36,5 +36,13 @@ describe('agentgw serve --help', () => {
     expect(text).toContain('listen: HOST:PORT');
     // What the request timeout measures, so nobody lowers it thinking it would cut streams.
     expect(text).toMatch(/answer is not timed/);
+  });
+
+  it('lists the approvals defaults the server uses', () => {
+    const { approvals } = loadConfig({ env: {} });
+    expect({ timeout_s: approvals.timeout_s, keep_alive_s: approvals.keep_alive_s }).toEqual(SERVE_APPROVALS);
+    const text = help();
+    for (const [key, value] of Object.entries(SERVE_APPROVALS)) expect(text).toMatch(new RegExp(`\\b${key}: ${value}\\s`));
+    expect(text).toContain('notify_url: URL');
   });
 });

@@ -28,6 +28,9 @@ export const SERVE_LIMITS = {
   session_idle_s: 3600,
 } as const;
 
+/** The defaults of `approvals:` that `serve --help` lists; serve.test.ts holds them equal to the config's. */
+export const SERVE_APPROVALS = { timeout_s: 300, keep_alive_s: 5 } as const;
+
 /** `key: default` and what it means, in two columns. */
 function row(key: string, ...lines: string[]): string {
   return lines.map((line, i) => `${i === 0 ? `    ${key}`.padEnd(30) : ' '.repeat(30)}${line}`).join('\n');
@@ -48,6 +51,10 @@ const LIMIT_ROWS = [
   row(`mcp_sessions_per_agent: ${SERVE_LIMITS.mcp_sessions_per_agent}`, '', "the same for one agent's sessions on one node"),
   '  mcp:',
   row(`session_idle_s: ${SERVE_LIMITS.session_idle_s}`, 'an MCP session unused this long ends on every node; a request with', 'its id is then a 404 and the client initialises a new session'),
+  '  approvals:',
+  row(`timeout_s: ${SERVE_APPROVALS.timeout_s}`, 'a tool call an approve rule holds waits this long for a person, then', 'it is refused (approving it later lets the same call pass once)'),
+  row(`keep_alive_s: ${SERVE_APPROVALS.keep_alive_s}`, 'while a call waits: an SSE keep-alive (a ping on Messages), or a line', 'break before a JSON answer, this often'),
+  row('notify_url: URL', 'each new approval is POSTed there as {approval, console_url}'),
   '  metrics:',
   row('require_key: true', '/metrics takes an admin key without a tenant (Authorization: Bearer)'),
   row('listen: HOST:PORT', 'serve /metrics on this address (a private one for the scraper), and', 'not on the main one'),
