@@ -253,6 +253,34 @@ describe('upstream client credentials', () => {
   });
 });
 
+describe('per-agent credentials on a server with client credentials', () => {
+  test("the agent's own token goes instead of agentgw's, for that agent alone", async () => {
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    const agents = (await call('GET', '/agents?tenant_id=acme')).data as Array<{ id: string; name: string }>;
+    const bot = agents.find((a) => a.name === 'support-bot')!;
+    const other = await call('POST', '/agents', { name: 'other-bot', tenant_id: 'acme' });
+    // A token of the agent's own client, for the upstream (as the agent's operator would get one).
+    const own = await tokenFor(as, 'support-bot', 'bot-secret', upstream.url);
+    await call('PUT', `/agents/${bot.id}/mcp-credentials/secure`, { headers: { Authorization: `Bearer ${own}` } });
+    const whoami = async (key: string) => {
+      const client = new Client({ name: 'cc-own', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/secure`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+      try {
+        return text((await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult);
+      } finally {
+        await client.close();
+      }
+    };
+    try {
+      expect(await whoami(agentKey)).toBe('called by support-bot');
+      expect(await whoami(other.api_key)).toBe('called by agentgw-gw');
+    } finally {
+      await call('DELETE', `/agents/${bot.id}/mcp-credentials/secure`);
+    }
+    expect(await whoami(agentKey)).toBe('called by agentgw-gw');
+  });
+});
+
 describe('config', () => {
   const load = (mcp: unknown, servers: unknown = {}) => () => loadConfig({ env: {}, overrides: { mcp, mcp_servers: servers } });
   test('authorization servers and upstream oauth are validated with sentences naming the field', () => {
