@@ -1,10 +1,10 @@
-// The Open Responses compliance checks (the specification's bin/compliance-test.ts: basic, streaming, system prompt, tool
-// calling plain and streamed, image input, multi-turn, and the tool round trip through previous_response_id and PDF
-// input of its later versions) run through agentgw's /v1/responses with raw fetch, in three set-ups: translated to a
-// chat-completions upstream, translated to an Anthropic upstream, and native to an OpenAI Responses upstream. Every
-// response object and every stream event agentgw writes (the JSON body, each SSE event with its response snapshots,
-// GET /responses/{id}, the error and response.failed events of a broken stream) is validated against the published
-// OpenAPI document (__fixtures__/open-responses-openapi.json).
+// The Open Responses compliance checks (the specification's bin/compliance-test.ts: basic, streaming with its event
+// order, system prompt, tool calling plain and streamed, image input, multi-turn, and the tool round trip through
+// previous_response_id and PDF input of its later versions) run through agentgw's /v1/responses with raw fetch, in three
+// set-ups: translated to a chat-completions upstream, translated to an Anthropic upstream, and native to an OpenAI
+// Responses upstream. Every response object and every stream event agentgw writes (the JSON body, each SSE event with
+// its response snapshots, GET /responses/{id}, the error and response.failed events of a broken stream) is validated
+// against the published OpenAPI document (__fixtures__/open-responses-openapi.json).
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../../../test-support/admin.js';
@@ -13,6 +13,7 @@ import { type ScriptedAnthropic, startScriptedAnthropic, textReply, toolUseReply
 import { type ScriptedOpenAI, chatTextReply, chatToolCallReply, lastChatTurnIsToolResult, startScriptedOpenAI } from '../../../test-support/scripted-openai.js';
 import { type ScriptedResponses, functionCallResponse, lastInputIsToolOutput, startScriptedResponses, textResponse } from '../../../test-support/scripted-responses.js';
 import { checkResponseObject, checkStreamEvents, expectOpenResponsesObject, expectOpenResponsesStream, sseEventData } from './__fixtures__/open-responses-schema.js';
+import { wellFormedOutput } from './__fixtures__/responses-stream-checks.js';
 
 // A red heart on white, the compliance runner's image; a one-page PDF.
 const IMAGE =
@@ -89,6 +90,9 @@ async function create(body: Record<string, unknown>): Promise<any> {
 async function stream(body: Record<string, unknown>): Promise<{ events: any[]; final: any }> {
   const events = sseEventData(await (await post({ ...body, stream: true })).text());
   expect(expectOpenResponsesStream(events)).toEqual({});
+  // Event order: sequence numbers from 0, created and in_progress first, one item at a time, each done event repeating
+  // what its deltas built, the terminal event last.
+  wellFormedOutput(events.map((data) => ({ event: data.type, data })));
   const final = events.at(-1)?.response;
   expect(events.at(-1)?.type).toBe('response.completed');
   return { events, final };
