@@ -23,6 +23,7 @@ describe.sequential('agentgw approvals against a real gateway', () => {
   let gw: TestGateway;
   let key: string;
   let viewerKey: string;
+  let globexAdminKey: string;
   let env: NodeJS.ProcessEnv;
   let admin: ReturnType<typeof adminClient>;
   const cli = (...args: string[]) => runCli(args, env);
@@ -35,6 +36,8 @@ describe.sequential('agentgw approvals against a real gateway', () => {
     await admin.policy('careful', { tenant_id: 'acme', tool_rules: [{ tools: ['deploy'], action: 'approve', reason: 'deploys need a person' }] });
     key = (await admin.agent('acme', 'deployer', 'careful')).api_key;
     viewerKey = (await admin.call('POST', '/admin-keys', { name: 'auditor', role: 'viewer' })).api_key;
+    await admin.tenant('globex');
+    globexAdminKey = (await admin.call('POST', '/admin-keys', { name: 'globex ops', role: 'tenant_admin', tenant_id: 'globex' })).api_key;
     env = { AGENTGW_ADMIN_URL: gw.adminUrl, AGENTGW_ADMIN_KEY: gw.adminKey };
   }, 60_000);
 
@@ -128,6 +131,12 @@ describe.sequential('agentgw approvals against a real gateway', () => {
     expect(viewer.code).toBe(1);
     expect(viewer.stderr).toMatch(/^Error: your admin key may not decide approval apr_\S+: .*\(403 \w+\)\n$/);
     expect((await runCli(['approvals', 'list', '--json'], { ...env, AGENTGW_ADMIN_KEY: viewerKey })).code).toBe(0);
+    // Another tenant's admin neither sees it nor may decide it.
+    const globexEnv = { ...env, AGENTGW_ADMIN_KEY: globexAdminKey };
+    expect(JSON.parse((await runCli(['approvals', 'list', '--json'], globexEnv)).stdout)).toEqual([]);
+    const other = await runCli(['approvals', 'approve', a!.id], globexEnv);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^Error: (there is no approval|your admin key may not decide approval) apr_\S+ .*\((404 approval_not_found|403 \w+)\)\n$/);
   }, 60_000);
 
   it('deny replaces the call with a refusal naming the approval; the list shows who denied and why', async () => {

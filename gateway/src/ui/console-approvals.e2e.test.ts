@@ -26,6 +26,7 @@ let browser: Browser;
 let admin: ReturnType<typeof adminClient>;
 let agentKey: string;
 let viewerKey: string;
+let globexAdminKey: string;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
@@ -37,6 +38,8 @@ beforeAll(async () => {
   await admin.policy('careful', { tenant_id: 'acme', tool_rules: [{ tools: ['deploy'], action: 'approve', reason: 'deploys need a person' }] });
   agentKey = (await admin.agent('acme', 'deployer', 'careful')).api_key;
   viewerKey = (await admin.call('POST', '/admin-keys', { name: 'auditor', role: 'viewer' })).api_key;
+  await admin.call('POST', '/tenants', { id: 'globex', name: 'Globex Corp' });
+  globexAdminKey = (await admin.call('POST', '/admin-keys', { name: 'globex ops', role: 'tenant_admin', tenant_id: 'globex' })).api_key;
   browser = await launchChromium();
   mkdirSync(SHOTS, { recursive: true });
 }, 120_000);
@@ -186,7 +189,7 @@ describe('approvals in the console', () => {
     await context.close();
   }, 60_000);
 
-  test('a viewer sees the queue but no buttons; Deny with a comment refuses the call, naming the approval', async () => {
+  test('a viewer sees the queue but no buttons, another tenant not even the call; Deny with a comment refuses the call, naming the approval', async () => {
     const answer = heldRequest('deploy-run-2');
     const a = await pendingOf('deploy-run-2');
     const viewer = await signIn(viewerKey);
@@ -196,6 +199,15 @@ describe('approvals in the console', () => {
     expect(await viewer.page.getByTestId('pending-count').textContent()).toBe('1');
     for (const name of ['Approve', 'Deny']) expect(await viewer.page.getByRole('button', { name }).count()).toBe(0);
     await viewer.context.close();
+
+    // Another tenant's admin sees neither the call nor a count.
+    const other = await signIn(globexAdminKey);
+    await nav(other.page).getByRole('link', { name: /^Approvals/ }).click();
+    await other.page.getByTestId('queue-empty').waitFor();
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await other.page.getByTestId('pending-count').count()).toBe(0);
+    expect(await other.page.locator('main').textContent()).not.toContain(a.id);
+    await other.context.close();
 
     const { context, page } = await signIn(gw.adminKey);
     await nav(page).getByRole('link', { name: /^Approvals/ }).click();
