@@ -171,7 +171,7 @@ export function registerApprovals(program: Command): void {
     .addOption(new Option('--status <status>', 'only approvals in this status').choices([...APPROVAL_STATUSES]))
     .option('--tenant <id>', 'only this tenant')
     .option('--trace <trace-id>', 'only this trace')
-    .option('--limit <n>', 'how many (1-500)')
+    .option('--limit <n>', 'how many (1-500, default 50)')
     .option('--cursor <cursor>', 'the next page, as printed after a full page')
     .option('-f, --follow', 'watch the queue: print calls as they begin to wait and decisions as they are made, until Ctrl-C')
     .option('--interval <seconds>', 'with --follow: seconds between polls (default 1)')
