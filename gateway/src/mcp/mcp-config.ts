@@ -36,6 +36,12 @@ export const McpHttpServerConfig = z.strictObject({
   /** agentgw's own token for the server (client credentials), sent as Authorization; see oauth-config.ts. */
   oauth: McpUpstreamOAuth.optional(),
   ...common,
+}).superRefine((c, ctx) => {
+  // One source of the server's Authorization: the token would silently replace the static header.
+  const header = Object.keys(c.headers).find((k) => k.toLowerCase() === 'authorization');
+  if (c.oauth && header !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['headers', header], message: 'is set and so is oauth, and both would be the Authorization header: keep one (oauth gets agentgw a token of its own; headers send a fixed one)' });
+  }
 });
 
 /** A server agentgw starts itself (on first use) and talks to over stdio. */

@@ -290,6 +290,9 @@ describe('config', () => {
     ).toThrow(/issuer.*second time/);
     expect(load({ authorization_servers: [{ issuer: 'https://as.example', audience: 'https://gw/mcp', required_scopes: ['two words'] }] })).toThrow(/scope/);
     expect(load({}, { s: { url: 'https://mcp.example', oauth: { token_url: 'https://as.example/token', client_id: 'c' } } })).toThrow(/client_secret/);
+    expect(
+      load({}, { s: { url: 'https://mcp.example', headers: { authorization: 'Bearer x' }, oauth: { token_url: 'https://as.example/token', client_id: 'c', client_secret: 's' } } }),
+    ).toThrow(/mcp_servers\.s\.headers\.authorization: is set and so is oauth/);
     const c = loadConfig({ env: {}, overrides: { mcp: { authorization_servers: [{ issuer: 'https://as.example', audience: 'https://gw/mcp' }] } } });
     expect(c.mcp.authorization_servers).toEqual([{ issuer: 'https://as.example', audience: 'https://gw/mcp', agent_claim: 'sub', required_scopes: [] }]);
   });
