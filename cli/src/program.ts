@@ -11,6 +11,7 @@ import { registerMaintenance } from './commands/maintenance.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerPlan } from './commands/plan.js';
 import { registerPolicies } from './commands/policies.js';
+import { registerRoutes } from './commands/routes.js';
 import { declareServe, serveCommand } from './commands/serve.js';
 import { registerTenants } from './commands/tenants.js';
 import { registerTraces } from './commands/traces.js';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
     registerTenants,
     registerAgents,
     registerPolicies,
+    registerRoutes,
     registerTraces,
     registerUsage,
     registerAdminKeys,

@@ -107,6 +107,33 @@ routes:
     expect(plan.code).toBe(0);
   });
 
+  it('agentgw routes put, list, get and delete; an alias of agentgw.yaml is refused with the server\'s sentence', async () => {
+    const put = await cli('routes', 'put', 'cli/*', '--strategy', 'weighted', '--targets', '[{"model":"a/alpha","weight":2},{"model":"b/beta","rpm":30}]', '--label', 'team=x');
+    expect(put.stderr).toBe('');
+    expect(put.code).toBe(0);
+    expect(put.stdout).toBe('Created route cli/*: weighted over a/alpha (weight 2), b/beta (rpm 30).\n');
+    const again = await cli('routes', 'put', 'cli/*', '--target', 'b/beta', '--target', 'a/alpha');
+    expect(again.stdout).toBe('Updated route cli/*: fallback over b/beta, a/alpha.\n');
+    expect(await admin.getRoute('cli/*')).toMatchObject({ strategy: 'fallback', labels: { team: 'x' }, source: 'api' });
+    const list = await cli('routes', 'list');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^ALIAS +STRATEGY +TARGETS +SOURCE +LABELS$/m);
+    expect(list.stdout).toMatch(/^fixed +fallback +a\/alpha +config/m);
+    expect(list.stdout).toMatch(/^cli\/\* +fallback +b\/beta, a\/alpha +api +team=x/m);
+    const get = await cli('routes', 'get', 'cli/*', '--json');
+    expect(JSON.parse(get.stdout)).toMatchObject({ alias: 'cli/*', targets: [{ model: 'b/beta' }, { model: 'a/alpha' }] });
+    const bad = await cli('routes', 'put', 'cli/*', '--target', 'nosuch/x');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('nosuch');
+    const readOnly = await cli('routes', 'delete', 'fixed');
+    expect(readOnly.code).toBe(1);
+    expect(readOnly.stderr).toContain('comes from the server config');
+    const del = await cli('routes', 'delete', 'cli/*');
+    expect(del.code).toBe(0);
+    expect(del.stdout).toBe('Deleted route cli/*.\n');
+    expect((await admin.listAllRoutes()).map((r) => r.alias)).not.toContain('cli/*');
+  });
+
   it('an alias of agentgw.yaml is never touched: changing it is a plan error naming it, pruning leaves it', async () => {
     const bad = write('config-alias.yaml', `version: 1\nroutes:\n  - alias: fixed\n    strategy: fallback\n    targets: [{ model: b/beta }]\n`);
     const plan = await cli('plan', '-f', bad);
