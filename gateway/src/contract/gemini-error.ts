@@ -31,14 +31,13 @@ export function isGeminiPath(url: string): boolean {
 }
 
 export function geminiError(err: AgentgwError): Record<string, unknown> {
-  return {
-    error: {
-      code: err.status,
-      message: err.message,
-      status: googleStatus(err.status),
-      details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: err.code, domain: 'agentgw', ...(err.param ? { metadata: { param: err.param } } : {}) }],
-    },
-  };
+  const details: Array<Record<string, unknown>> = [
+    { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: err.code, domain: 'agentgw', ...(err.param ? { metadata: { param: err.param } } : {}) },
+  ];
+  // Google's clients time their retry by RetryInfo (Gemini CLI gives up at once past 300 s: a spent daily budget).
+  const retryAfter = Number(err.headers['retry-after']);
+  if (Number.isInteger(retryAfter) && retryAfter > 0) details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` });
+  return { error: { code: err.status, message: err.message, status: googleStatus(err.status), details } };
 }
 
 export function geminiErrorBody(err: AgentgwError): string {

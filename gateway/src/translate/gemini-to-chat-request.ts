@@ -203,7 +203,7 @@ function filePart(file: Json, at: string): OpenAIContentPart {
   throw invalidField(`${at}.fileUri`, `A file by reference (${mime || 'no mimeType'}) cannot be carried to a model that does not speak Gemini's API: send it inline (inlineData), or use a gemini target.`);
 }
 
-/** Gemini's OpenAPI-subset schema (`type: "OBJECT"`) -> JSON Schema (`type: "object"`). */
+/** Gemini's OpenAPI-subset schema (`type: "OBJECT"`, `nullable`) -> JSON Schema (`type: "object"`); JSON Schema passes unchanged. */
 function jsonSchemaOf(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(jsonSchemaOf);
   if (!isObject(schema)) return schema;
@@ -235,7 +235,7 @@ function convertTools(tools: unknown, out: TranslatedGeminiChatRequest): OpenAIT
               throw invalidField(`${at}.${k}`, `${at}.${k} cannot be carried to a model that does not speak Gemini's API: remove it.`);
             }
           }
-          const parameters = d.parametersJsonSchema ?? (d.parameters === undefined ? undefined : jsonSchemaOf(d.parameters));
+          const parameters = jsonSchemaOf(d.parametersJsonSchema ?? d.parameters);
           list.push({
             type: 'function',
             function: {
@@ -338,7 +338,8 @@ function convertGeneration(config: unknown, out: TranslatedGeminiChatRequest, op
     out.logprobs = true;
     if (g.logprobs != null) out.top_logprobs = num(g.logprobs, 'generationConfig.logprobs');
   }
-  const schema = g.responseJsonSchema ?? g._responseJsonSchema ?? (g.responseSchema === undefined ? undefined : jsonSchemaOf(g.responseSchema));
+  // Gemini CLI writes its schemas' types in capitals (OBJECT, STRING): JSON Schema's are lowercase.
+  const schema = jsonSchemaOf(g.responseJsonSchema ?? g._responseJsonSchema ?? g.responseSchema);
   const mime = g.responseMimeType;
   if (mime === 'application/json') {
     out.response_format = isObject(schema) ? { type: 'json_schema', json_schema: { name: 'response', schema } } : { type: 'json_object' };
