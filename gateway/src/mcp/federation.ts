@@ -68,6 +68,14 @@ export class Federation {
     return eff;
   }
 
+  /**
+   * A client's answer to an upstream's request (a sampling result, an elicitation's content) as it may reach the upstream:
+   * the agent's PII rules applied as to what upstreams answer (redacted), since the upstream reads it.
+   */
+  cleanForUpstream<T extends Record<string, unknown>>(caller: McpCaller, answer: T): T {
+    return redactToolResult(this.policiesOf(caller).policies, answer).result;
+  }
+
   /** The agent as the snapshot knows it now and its policies; a refusal (suspended, foreign X-Agent-Policy) is a JSON-RPC error. */
   private policiesOf(caller: McpCaller): EffectivePolicy {
     try {

@@ -29,13 +29,7 @@ function suiteNode(): string {
  * Scenarios that pass against the upstream directly but not through the gateway yet, each with the reason. Through
  * /mcp/<server> (names as the upstream has them) and through /mcp (tools renamed `server__tool`), separately.
  */
-const RELAY = 'server-to-client requests (sampling/createMessage, elicitation/create) are not relayed from an upstream to the client yet';
-const PENDING_SINGLE: Record<string, string> = {
-  'tools-call-sampling': RELAY,
-  'tools-call-elicitation': RELAY,
-  'elicitation-sep1034-defaults': RELAY,
-  'elicitation-sep1330-enums': RELAY,
-};
+const PENDING_SINGLE: Record<string, string> = {};
 /** The scenarios that call the upstream's own names: /mcp serves tools and prompts as `conf__<name>`, resources as `agentgw://conf/<uri>`. */
 const BY_NAME = 'calls a tool, prompt or resource by the upstream\'s own name, which /mcp serves renamed (conf__<name>, agentgw://conf/<uri>)';
 const PENDING_FEDERATED: Record<string, string> = Object.fromEntries(

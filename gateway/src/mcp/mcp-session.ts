@@ -8,6 +8,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
+  ErrorCode,
+  McpError,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   GetPromptRequestSchema,
@@ -31,6 +33,7 @@ import type { ProgressCallback, RequestHandlerExtra } from '@modelcontextprotoco
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { VERSION } from '../version.js';
+import { type ClientChannel, withClientChannel } from './client-requests.js';
 import { SessionEventStore, SSE_RETRY_MS } from './event-store.js';
 import { type Federation, toolsSignature } from './federation.js';
 import { federatedUri, namingOf } from './names.js';
@@ -141,7 +144,22 @@ export class SessionProtocol {
       const server = namingOf(callerOf(extra).scope).splitName(req.params.name)?.server;
       if (server !== undefined) this.calls.set(extra.requestId, server);
       try {
-        return await federation.callTool(callerOf(extra), req.params, (extra as Extra).signal, relayProgress(req.params._meta?.progressToken, extra.sendNotification));
+        const caller = callerOf(extra);
+        // Sampling and elicitation the upstream asks for while it runs the call go to this client, on this call's stream.
+        const channel: Omit<ClientChannel, 'done'> = {
+          ask: (r, schema, options) => {
+            // Never a request the client did not declare it takes (the spec's rule for servers): the upstream hears why.
+            const capability = r.method === 'sampling/createMessage' ? 'sampling' : r.method === 'elicitation/create' ? 'elicitation' : undefined;
+            if (capability && !this.server.getClientCapabilities()?.[capability]) {
+              return Promise.reject(new McpError(ErrorCode.InvalidRequest, `The client does not support ${capability} (it did not declare the capability).`));
+            }
+            return extra.sendRequest(r, schema, options);
+          },
+          clean: (answer) => federation.cleanForUpstream(caller, answer),
+        };
+        return await withClientChannel(channel, () =>
+          federation.callTool(caller, req.params, (extra as Extra).signal, relayProgress(req.params._meta?.progressToken, extra.sendNotification)),
+        );
       } finally {
         this.calls.delete(extra.requestId);
       }

@@ -7,6 +7,10 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  type CreateMessageResult,
+  CreateMessageRequestSchema,
+  type ElicitResult,
+  ElicitRequestSchema,
   ErrorCode,
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -20,6 +24,7 @@ import { VERSION } from '../version.js';
 import { isStdio, type McpServerConfig } from './mcp-config.js';
 import { agentCredentialsFor } from './agent-credentials.js';
 import { ClientCredentials, clientCredentialsFetch } from './upstream-oauth.js';
+import { ServerRequestRoutes } from './client-requests.js';
 
 /** What an upstream tells the sessions of this node. */
 export interface UpstreamEvents {
@@ -107,6 +112,9 @@ export class Upstream {
 
   /** How requests reach an HTTP server that wants agentgw's own token (oauth: client credentials). */
   private readonly fetch: FetchLike | undefined;
+
+  /** Which /mcp call each of the server's requests to a client (sampling, elicitation) came for. */
+  private readonly clientRequests = new ServerRequestRoutes();
 
   /** Connections of agents with credentials of their own for this server, least recently used first. */
   private readonly byAgent = new Map<string, { digest: string; upstream: Upstream }>();
@@ -216,14 +224,21 @@ export class Upstream {
       // The SDK's default environment (PATH, HOME, ...) and the configured variables: never the gateway's own secrets.
       return new StdioClientTransport({ command: c.command, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, cwd: c.cwd, stderr: 'ignore' });
     }
-    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, ...(this.fetch ? { fetch: this.fetch } : {}) });
+    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: this.clientRequests.fetch(this.fetch) });
   }
 
   private async connect(): Promise<Client> {
     const client = new Client(
       { name: 'agentgw', version: VERSION },
-      { listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(client).catch(() => undefined) } } },
+      {
+        // Sampling and elicitation are the clients' to answer: relayed to the client of the call that asked (a client without
+        // the capability refuses it, as it would to the server itself).
+        capabilities: { sampling: {}, elicitation: {} },
+        listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(client).catch(() => undefined) } },
+      },
     );
+    client.setRequestHandler(CreateMessageRequestSchema, async (req, extra) => (await this.clientRequests.relay(req, extra.requestId, extra.signal, this.name)) as CreateMessageResult);
+    client.setRequestHandler(ElicitRequestSchema, async (req, extra) => (await this.clientRequests.relay(req, extra.requestId, extra.signal, this.name)) as ElicitResult);
     client.onclose = () => this.lost(client);
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.events.log?.(n.params));
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => this.events.resourceUpdated?.(n.params.uri));

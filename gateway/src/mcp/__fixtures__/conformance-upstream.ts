@@ -8,6 +8,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { type EventStore, StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CompleteRequestSchema,
+  CreateMessageResultSchema,
   ElicitResultSchema,
   type JSONRPCMessage,
   ListToolsRequestSchema,
@@ -50,7 +51,7 @@ function memoryEventStore(): EventStore {
 type Sleep = (ms: number) => Promise<void>;
 const sleep: Sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function newServer(transports: Map<string, StreamableHTTPServerTransport>): McpServer {
+function newServer(transports: Map<string, StreamableHTTPServerTransport>, received: string[]): McpServer {
   const server = new McpServer(
     { name: 'conformance-upstream', version: '1.0.0' },
     { capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, logging: {}, completions: {} } },
@@ -95,12 +96,27 @@ function newServer(transports: Map<string, StreamableHTTPServerTransport>): McpS
     await sleep(100);
     return text('Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.');
   });
+  // Beside the suite's tools: sampling asked on the call's own stream (extra.sendRequest), as a well-behaved server does.
+  server.registerTool('sample_on_stream', { description: 'Asks the caller to sample, on the call stream.', inputSchema: { prompt: z.string() } }, async ({ prompt }, extra) => {
+    try {
+      const r = await extra.sendRequest(
+        { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 10 } },
+        CreateMessageResultSchema,
+      );
+      const got = r.content.type === 'text' ? r.content.text : r.content.type;
+      received.push(got);
+      return text(`sampled: ${got}`);
+    } catch (e) {
+      return text(`Sampling not supported or error: ${(e as Error).message}`);
+    }
+  });
   server.registerTool('test_sampling', { description: 'Tests server-initiated sampling (LLM completion request)', inputSchema: { prompt: z.string() } }, async ({ prompt }) => {
     try {
       const r = (await server.server.request(
         { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 100 } },
         z.object({}).passthrough(),
       )) as { content?: { text?: string } };
+      received.push(r.content?.text ?? '');
       return text(`LLM response: ${r.content?.text ?? 'No response'}`);
     } catch (e) {
       return text(`Sampling not supported or error: ${(e as Error).message}`);
@@ -248,12 +264,15 @@ function newServer(transports: Map<string, StreamableHTTPServerTransport>): McpS
 
 export interface ConformanceUpstream {
   url: string;
+  /** The text of every sampling answer the server received, in order. */
+  received: string[];
   close(): Promise<void>;
 }
 
 /** Starts the upstream on a loopback port; its endpoint is `<url>` (path /mcp). */
 export async function startConformanceUpstream(): Promise<ConformanceUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const received: string[] = [];
   let port = 0;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // DNS rebinding protection as the reference server has it: a Host or Origin that is not this loopback server is refused.
@@ -284,7 +303,7 @@ export async function startConformanceUpstream(): Promise<ConformanceUpstream> {
       retryInterval: 500,
       onsessioninitialized: (id) => void transports.set(id, transport),
     });
-    const server = newServer(transports);
+    const server = newServer(transports, received);
     transport.onclose = () => {
       if (transport.sessionId) transports.delete(transport.sessionId);
     };
@@ -300,6 +319,7 @@ export async function startConformanceUpstream(): Promise<ConformanceUpstream> {
   port = (http.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    received,
     async close() {
       await Promise.all([...transports.values()].map((t) => t.close()));
       http.closeAllConnections();
