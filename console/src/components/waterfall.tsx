@@ -9,6 +9,7 @@ const DIALECT: Record<string, string> = {
   'chat.completions': 'Chat Completions',
   messages: 'Anthropic Messages',
   responses: 'Responses',
+  gemini: 'Gemini',
   embeddings: 'Embeddings',
   mcp: 'MCP tool',
 };

@@ -42,7 +42,7 @@ export const TraceRequest = z
   .object({
     request_id: z.string(),
     step: z.number().int(),
-    /** The API the client spoke: chat.completions, embeddings, messages, responses, or mcp for a tool call. */
+    /** The API the client spoke: chat.completions, embeddings, messages, responses, gemini, or mcp for a tool call. */
     endpoint: z.string(),
     // Optional in the type only, so steps built before MCP still type-check; every step read from the store has it.
     tool: z.string().nullable().optional().describe('The MCP tool a tool-call step called (`server/tool`, endpoint mcp); null on model steps.'),
