@@ -76,7 +76,10 @@ describe.each(['sqlite', 'postgres'] as const)('routes over HTTP on %s', (storag
     });
     expect(list.body.data.find((r: { alias: string }) => r.alias === 'cfg-*')).toMatchObject({ source: 'config', strategy: 'weighted', targets: [{ model: 'b/beta', weight: 3 }] });
     expect(list.body.data.find((r: { alias: string }) => r.alias === 'smart')).toEqual(updated.body);
-    // Pages: one route at a time walks them all.
+    // Pages: one route at a time walks them all, and a route written meanwhile before the cursor moves nothing.
+    expect((await api('PUT', '/routes/mmm', { body: { strategy: 'fallback', targets: [{ model: 'a/alpha' }] } })).status).toBe(201);
+    const before = (await api('GET', '/routes')).body.data.map((r: { alias: string }) => r.alias);
+    expect(before.slice(-2)).toEqual(['mmm', 'smart']);
     const seen: string[] = [];
     let cursor = '';
     do {
@@ -84,8 +87,10 @@ describe.each(['sqlite', 'postgres'] as const)('routes over HTTP on %s', (storag
       expect(page.body.data).toHaveLength(1);
       seen.push(page.body.data[0].alias);
       cursor = page.body.next_cursor ?? '';
+      if (seen.at(-1) === 'mmm') expect((await api('PUT', '/routes/aaa', { body: { strategy: 'fallback', targets: [{ model: 'a/alpha' }] } })).status).toBe(201);
     } while (cursor);
-    expect(seen).toEqual(list.body.data.map((r: { alias: string }) => r.alias));
+    expect(seen).toEqual(before);
+    for (const alias of ['aaa', 'mmm']) expect((await api('DELETE', `/routes/${alias}`)).status).toBe(204);
   });
 
   test('aliases of agentgw.yaml are read-only: 409 route_read_only on PUT and DELETE, and nothing is stored', async () => {

@@ -55,16 +55,22 @@ export function routeRoutes(app: FastifyInstance, s: Services): void {
   // Routes are global, as global policies: every key may read them (its agents may use them).
   r.get('/routes', { schema: { tags: ['routes'], querystring: RouteListQuery, response: { 200: page(Route), ...errors } } }, async (req) => {
     // A stored route whose alias agentgw.yaml has taken since is not served (the file's wins): it is not listed either.
-    const all = [...configRoutes(), ...(await s.store.allRoutes()).filter((r) => !s.router.isConfigAlias(r.alias))];
+    const stored = (await s.store.allRoutes()).filter((r) => !s.router.isConfigAlias(r.alias));
+    // In code-point order whatever the database's collation, as the cursor compares aliases.
+    stored.sort((a, b) => (a.alias < b.alias ? -1 : a.alias > b.alias ? 1 : 0));
+    const all = [...configRoutes(), ...stored];
+    // The cursor names the last route of the page (source and alias), so a route written between pages moves nothing.
     let start = 0;
     if (req.query.cursor) {
-      const [index] = decodeCursor(req.query.cursor, 1);
-      start = Number(index);
-      if (!Number.isInteger(start) || start < 0) throw new AgentgwError('validation_failed', 'The cursor is not valid: pass the next_cursor of the previous page unchanged.', { param: 'cursor' });
+      const [source, alias] = decodeCursor(req.query.cursor);
+      const at = all.findIndex((r) => r.source === source && r.alias === alias);
+      // Gone since: the stored routes are in alias order, so the page goes on after where it stood.
+      start = at >= 0 ? at + 1 : source === 'api' ? all.findIndex((r) => r.source === 'api' && r.alias > alias!) : 0;
+      if (start < 0) start = all.length;
     }
     const data = all.slice(start, start + req.query.limit);
-    const next = start + req.query.limit;
-    return { data, next_cursor: next < all.length ? encodeCursor([String(next)]) : null };
+    const last = data.at(-1);
+    return { data, next_cursor: last && start + data.length < all.length ? encodeCursor([last.source, last.alias]) : null };
   });
 
   r.get('/routes/:alias', { schema: { tags: ['routes'], params: Params, response: { 200: Route, ...errors } } }, async (req) => {
