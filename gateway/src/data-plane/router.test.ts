@@ -160,3 +160,56 @@ describe('attemptOrder', () => {
     expect(attemptOrder(r.resolve('a/m'), T0 + BASE_COOLDOWN_MS, 0).map((t) => t.id)).toEqual(['a/m']);
   });
 });
+
+describe('stored routes (written through the admin interface)', () => {
+  const stored = (alias: string, strategy: 'fallback' | 'weighted', targets: Array<{ model: string; weight?: number; priority?: number; rpm?: number | null }>) => ({
+    alias,
+    strategy,
+    targets: targets.map((t) => ({ weight: 1, priority: 0, rpm: null, tpm: null, ...t })),
+  });
+
+  test('route as config aliases do: strategy, weights, priorities, own quota, and the health shared with every alias of a deployment', () => {
+    const r = router({ cfg: ['a/m'] });
+    r.setStoredRoutes([stored('w', 'weighted', [{ model: 'a/m', weight: 3 }, { model: 'b/m', weight: 1, rpm: 10 }, { model: 'c/m', priority: 1 }])]);
+    const targets = r.resolve('w');
+    expect(targets.map((t) => [t.id, t.strategy, t.weight, t.priority, t.rpm])).toEqual([
+      ['a/m', 'weighted', 3, 0, undefined],
+      ['b/m', 'weighted', 1, 0, 10],
+      ['c/m', 'weighted', 1, 1, undefined],
+    ]);
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < 400; i++) {
+      const first = attemptOrder(targets, T0, 0)[0]!.id;
+      counts[first] = (counts[first] ?? 0) + 1;
+    }
+    expect(counts).toEqual({ 'a/m': 300, 'b/m': 100 });
+    expect(targets[0]!.health).toBe(r.resolve('cfg')[0]!.health);
+  });
+
+  test('a key pool of the provider is used by stored routes too', () => {
+    const providers = new Map<string, ProviderAdapter>([['a', createMockAdapter('a', { type: 'mock' })]]);
+    const pool = [createMockAdapter('a', { type: 'mock' }), createMockAdapter('a', { type: 'mock' })];
+    const r = new Router(providers, {}, undefined, new Map([['a', pool]]));
+    r.setStoredRoutes([stored('pooled', 'fallback', [{ model: 'a/m' }])]);
+    expect(r.resolve('pooled')[0]!.keys?.map((k) => k.index)).toEqual([0, 1]);
+  });
+
+  test('globs match after exact aliases and provider/model; a reload replaces them; config aliases are never shadowed', () => {
+    const r = router({ fixed: ['a/m'] });
+    r.setStoredRoutes([stored('team/*', 'fallback', [{ model: 'b/m' }]), stored('fixed', 'fallback', [{ model: 'c/m' }]), stored('a/m', 'fallback', [{ model: 'd/m' }])]);
+    expect(r.resolve('team/x').map((t) => t.id)).toEqual(['b/m']);
+    expect(r.resolve('fixed').map((t) => t.id)).toEqual(['a/m']);
+    // An exact alias is looked up before provider/model, as a config alias is.
+    expect(r.resolve('a/m').map((t) => t.id)).toEqual(['d/m']);
+    r.setStoredRoutes([]);
+    expect(() => r.resolve('team/x')).toThrow(/not known/);
+    expect(r.resolve('a/m').map((t) => t.id)).toEqual(['a/m']);
+  });
+
+  test('a stored route whose providers are all gone answers unknown_model, saying so', () => {
+    const r = router({});
+    r.setStoredRoutes([stored('orphan', 'fallback', [{ model: 'gone/m' }])]);
+    expect(() => r.resolve('orphan')).toThrow(/routes only to providers this server does not configure/);
+    expect(r.listModels().map((m) => m.id)).not.toContain('orphan');
+  });
+});
