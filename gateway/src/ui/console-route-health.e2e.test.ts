@@ -33,10 +33,11 @@ afterAll(async () => {
   await gw?.close();
 });
 
-async function systemPage(key: string): Promise<Page> {
+async function systemPage(key: string, onRequest?: (url: string) => void): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  if (onRequest) page.on('request', (r) => onRequest(r.url()));
   await page.goto(`${gw.url}/ui/`);
   await page.getByLabel('Admin key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -77,9 +78,12 @@ test('a failed target shows as cooling down with its cooldown end, without a rel
   expect(await row(page, 'flaky', 'b/steady').getAttribute('data-state')).toBe('healthy');
   await page.context().close();
 
-  const viewer = await systemPage(viewerKey);
+  const asked: string[] = [];
+  const viewer = await systemPage(viewerKey, (url) => asked.push(url));
   await viewer.getByText('Only an admin key may read route health.').waitFor();
   expect(await viewer.getByTestId('route-target').count()).toBe(0);
+  // A viewer's page does not ask for what it would be refused.
+  expect(asked.filter((u) => u.includes('/api/route-health'))).toEqual([]);
   await viewer.context().close();
   expect(pageErrors).toEqual([]);
 }, 60_000);
