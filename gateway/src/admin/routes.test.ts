@@ -154,6 +154,11 @@ describe.each(['sqlite', 'postgres'] as const)('routes over HTTP on %s', (storag
     expect(byId.get('fixed').pattern).toBeUndefined();
     expect(byId.get('smart')).toMatchObject({ targets: ['b/beta', 'a/alpha'] });
 
+    // Not percent-encoded: a 404 that says how to write it.
+    const plain = await api('GET', '/routes/team/*');
+    expectError(plain, 404, 'route_not_found');
+    expect(plain.body.error.message).toContain('/api/routes/team%2F*');
+
     expect((await api('DELETE', path)).status).toBe(204);
     expectError(await api('DELETE', path), 404, 'route_not_found');
     const gone = await chat('team/anything');

@@ -82,6 +82,17 @@ export function routeRoutes(app: FastifyInstance, s: Services): void {
     return route;
   });
 
+  // `/routes/team/x`: an alias holding "/" that was not percent-encoded.
+  r.route({
+    method: ['GET', 'PUT', 'DELETE'],
+    url: '/routes/*',
+    schema: { hide: true },
+    handler: async (req) => {
+      const alias = (req.params as { '*': string })['*'];
+      throw new AgentgwError('route_not_found', `No route ${req.method} /api/routes/${alias}: percent-encode an alias holding "/", as in /api/routes/${encodeURIComponent(alias)}.`);
+    },
+  });
+
   r.delete('/routes/:alias', { schema: { tags: ['routes'], params: Params, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
     requireAdmin(req.principal, 'delete routes');
     const { alias } = req.params;
