@@ -5,12 +5,13 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { TEST_REDIS_URL, type TestGateway, startTestGateway } from '../test-support/gateway.js';
 
-// Two nodes on one PostgreSQL schema and one Redis (a prefix of this test's own): a target one node cooled down is
-// avoided by the other within a second, without the other calling it.
+// Three nodes on one PostgreSQL schema and one Redis (a prefix of this test's own): a target one node cooled down is
+// avoided by the other two within a second, without either of them calling it.
 const hits: Record<string, number> = {};
 let upstream: Server;
 let one: TestGateway;
 let two: TestGateway;
+let three: TestGateway;
 let key: string;
 
 beforeAll(async () => {
@@ -31,12 +32,15 @@ beforeAll(async () => {
     counters: { kind: 'redis', url: TEST_REDIS_URL, prefix: `agentgw-test:routing-${randomBytes(6).toString('hex')}:` },
   };
   one = await startTestGateway({ storage: 'postgres', config });
-  two = await startTestGateway({ storage: 'postgres', config, pgSchema: one.storage.kind === 'postgres' ? one.storage.schema : undefined, adminKey: one.adminKey });
+  const pgSchema = one.storage.kind === 'postgres' ? one.storage.schema : undefined;
+  two = await startTestGateway({ storage: 'postgres', config, pgSchema, adminKey: one.adminKey });
+  three = await startTestGateway({ storage: 'postgres', config, pgSchema, adminKey: one.adminKey });
   const admin = adminClient(one.adminUrl, one.adminKey);
   await admin.tenant('acme');
   key = (await admin.agent('acme', 'bot')).api_key;
 });
 afterAll(async () => {
+  await three?.close();
   await two?.close();
   await one?.close();
   await new Promise((r) => upstream?.close(r));
@@ -52,11 +56,16 @@ async function chat(gw: TestGateway) {
   return res.status;
 }
 
-test('a target cooled down by one node is avoided by the other within a second', async () => {
+test('a target cooled down by one node is avoided by the other two within a second', async () => {
+  // Before: every node serves m from its first target.
+  for (const gw of [two, three]) expect(gw.runtime.dataPlane.router.health.of('lim/m').state(Date.now())).not.toBe('cooling_down');
   expect(await chat(one)).toBe(200);
   expect(hits).toEqual({ lim: 1, spare: 1 });
   await new Promise((r) => setTimeout(r, 1000));
-  for (let i = 0; i < 3; i++) expect(await chat(two)).toBe(200);
-  expect(hits).toEqual({ lim: 1, spare: 4 });
-  expect(two.runtime.dataPlane.router.health.of('lim/m').state(Date.now())).toBe('cooling_down');
+  for (const gw of [two, three]) {
+    expect(gw.runtime.dataPlane.router.health.of('lim/m').state(Date.now())).toBe('cooling_down');
+    for (let i = 0; i < 3; i++) expect(await chat(gw)).toBe(200);
+  }
+  // Neither of the other nodes called the cooled-down target: all six requests went to the spare.
+  expect(hits).toEqual({ lim: 1, spare: 7 });
 });
