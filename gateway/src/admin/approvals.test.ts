@@ -128,6 +128,41 @@ describe.each(['sqlite', 'postgres'] as const)('approvals API on %s', (storage) 
     expect(mine[0]).toEqual({ approval: expect.objectContaining({ id: held.id, status: 'pending', tool: 'Bash', tenant_id: 'tenant-a' }), console_url: expect.stringContaining(held.id) });
   });
 
+  test('a pending approval long past its expiry (its node stopped while holding it) is swept to abandoned; a fresh one stays', async () => {
+    const orphan = await gw.runtime.store.createApproval({
+      id: `apr_orphan${storage}`,
+      tenant_id: 'tenant-a',
+      agent_id: 'agt_x',
+      trace_id: 'trace-orphan',
+      request_id: 'req_o',
+      tool: 'Bash',
+      arguments: {},
+      call_hash: 'ho',
+      rule: null,
+      reason: null,
+      created_at: new Date(Date.now() - 600_000).toISOString(),
+      expires_at: new Date(Date.now() - 300_000).toISOString(),
+    });
+    const fresh = await pending('tenant-a', 'trace-orphan');
+    expect(await gw.runtime.approvals.sweep()).toBeGreaterThanOrEqual(1);
+    expect((await gw.runtime.store.getApproval(orphan.id))?.status).toBe('abandoned');
+    expect((await gw.runtime.store.getApproval(fresh.id))?.status).toBe('pending');
+    expectError(await api('POST', `/approvals/${orphan.id}/approve`), 409, 'approval_decided');
+  });
+
+  test('an approval given after the timeout is a pass for the same agent only, once', async () => {
+    const held = await gw.runtime.approvals.hold(
+      { tenant_id: 'tenant-a', agent_id: 'agt_one', trace_id: 'trace-pass', request_id: 'req_p', tool: 'Bash', arguments: { command: 'rm x' }, call_hash: 'hp', rule: null, reason: null },
+      undefined,
+    );
+    expect(held.status).toBe('timed_out');
+    await api('POST', `/approvals/${held.id}/approve`);
+    // Another agent naming the same trace id gets nothing; the agent itself gets the pass once.
+    expect(await gw.runtime.approvals.takeGrant('tenant-a', 'agt_other', 'trace-pass', 'hp')).toBeNull();
+    expect(await gw.runtime.approvals.takeGrant('tenant-a', 'agt_one', 'trace-pass', 'hp')).toBe(held.id);
+    expect(await gw.runtime.approvals.takeGrant('tenant-a', 'agt_one', 'trace-pass', 'hp')).toBeNull();
+  });
+
   test('GET /openapi.json lists the approvals routes and schemas', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/approvals', '/approvals/{id}/approve', '/approvals/{id}/deny']));

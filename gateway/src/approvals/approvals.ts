@@ -11,6 +11,10 @@ import type { ApprovalNotifier } from './approval-notifier.js';
 /** How long an approval given after its timeout lets the same call pass (once) in its trace. */
 export const LATE_GRANT_MS = 15 * 60_000;
 
+/** A pending approval this long past its expiry has no node holding it any more (its node stopped): it is abandoned. */
+export const ORPHAN_GRACE_MS = 60_000;
+const SWEEP_MS = 30_000;
+
 /** What a hold can be cut short by: the client leaving (a ClientAbort on /v1, an AbortSignal on /mcp). */
 export interface HoldSignal {
   readonly aborted: boolean;
@@ -43,6 +47,7 @@ export class Approvals {
   private readonly pollMs: number;
   private readonly held = new Map<string, Waiter>();
   private poller: NodeJS.Timeout | undefined;
+  private readonly sweeper: NodeJS.Timeout;
   private polling = false;
   private readonly sub: Redis | undefined;
   private readonly pub: Redis | undefined;
@@ -55,6 +60,8 @@ export class Approvals {
     this.timeoutS = opts.timeoutS;
     this.keepAliveMs = opts.keepAliveMs;
     this.pollMs = opts.pollMs ?? 500;
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+    this.sweeper.unref();
     if (opts.redis) {
       const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (n: number) => Math.min(100 * n, 2_000) };
       this.channel = `${opts.redis.prefix}approvals`;
@@ -77,12 +84,13 @@ export class Approvals {
   }
 
   /**
-   * The pass an approval after the timeout left for this call in this trace, taken (once): its approval id, or null.
+   * The pass an approval after the timeout left for this call of this agent in this trace, taken (once): its approval
+   * id, or null (trace ids are the client's to choose: another agent naming the same trace gets none).
    * A database that cannot answer gives no pass (fail closed).
    */
-  async takeGrant(tenantId: string, traceId: string, callHash: string): Promise<string | null> {
+  async takeGrant(tenantId: string, agentId: string, traceId: string, callHash: string): Promise<string | null> {
     const now = Date.now();
-    return this.store.takeApprovalGrant(tenantId, traceId, callHash, new Date(now - LATE_GRANT_MS).toISOString(), new Date(now).toISOString()).catch(() => null);
+    return this.store.takeApprovalGrant({ tenantId, agentId, traceId, callHash }, new Date(now - LATE_GRANT_MS).toISOString(), new Date(now).toISOString()).catch(() => null);
   }
 
   /**
@@ -161,7 +169,29 @@ export class Approvals {
     }
   }
 
+  /**
+   * Ends the pending approvals that no node holds any more (a node that stopped while holding calls): past their expiry
+   * by ORPHAN_GRACE_MS, they are abandoned, so nobody approves a call whose client is gone. Answers how many.
+   */
+  async sweep(now = Date.now()): Promise<number> {
+    let ended = 0;
+    let cursor: string | undefined;
+    // Oldest pending ones are on the last pages (newest first): a few pages cover any real queue.
+    for (let pages = 0; pages < 20; pages++) {
+      const page = await this.store.listApprovals({ status: 'pending', limit: 200, cursor });
+      for (const a of page.data) {
+        if (this.held.has(a.id) || Date.parse(a.expires_at) > now - ORPHAN_GRACE_MS) continue;
+        const closed = await this.store.closeApproval(a.id, 'abandoned', new Date(now).toISOString());
+        if (closed?.status === 'abandoned') ended++;
+      }
+      if (!page.next_cursor) break;
+      cursor = page.next_cursor;
+    }
+    return ended;
+  }
+
   async close(): Promise<void> {
+    clearInterval(this.sweeper);
     this.stopPolling();
     await this.opts.notifier?.drain();
     await Promise.all([this.sub, this.pub].map((r) => r?.quit().catch(() => r.disconnect())));

@@ -22,6 +22,7 @@ import { isUniqueViolation } from './store-errors.js';
 import type { StoreHealth } from './store-health.js';
 import { UnstoredResponses } from './unstored-responses.js';
 import type {
+  ApprovalCall,
   ApprovalFilter,
   AuditFilter,
   AuditRecord,
@@ -316,8 +317,8 @@ export class KyselyStore implements Store {
   settledApprovals(ids: string[]) {
     return approvals.settledApprovals(this.db, ids);
   }
-  takeApprovalGrant(tenantId: string, traceId: string, callHash: string, since: string, at: string) {
-    return approvals.takeApprovalGrant(this.db, tenantId, traceId, callHash, since, at);
+  takeApprovalGrant(call: ApprovalCall, since: string, at: string) {
+    return approvals.takeApprovalGrant(this.db, call, since, at);
   }
 
   async close() {

@@ -151,6 +151,13 @@ export interface NewApproval extends Omit<Approval, 'status' | 'decided_by' | 'c
   /** The hash of the tool and its canonical, normalised arguments (see approvals/call-hash.ts). */
   call_hash: string;
 }
+/** The call an approval given after its timeout lets pass once: the same agent, trace and call (see approvals/call-hash.ts). */
+export interface ApprovalCall {
+  tenantId: string;
+  agentId: string;
+  traceId: string;
+  callHash: string;
+}
 export interface ApprovalFilter {
   status?: ApprovalStatus;
   tenant_id?: string;
@@ -285,8 +292,8 @@ export interface Store {
   closeApproval(id: string, status: 'timed_out' | 'abandoned', at: string): Promise<Approval | undefined>;
   /** Of these approvals, the ones no longer pending (what a holding node polls). */
   settledApprovals(ids: string[]): Promise<Approval[]>;
-  /** Takes, once, the pass that an approval after the timeout left for the same call in the trace; its id or null. */
-  takeApprovalGrant(tenantId: string, traceId: string, callHash: string, since: string, at: string): Promise<string | null>;
+  /** Takes, once, the pass that an approval after the timeout left for the same call of the agent in the trace; its id or null. */
+  takeApprovalGrant(call: ApprovalCall, since: string, at: string): Promise<string | null>;
 
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 // The hold point every dialect shares: a call the model proposed, decided by the request's tool rules (CONTRACT: "Tool
 // rules and approvals"), and the record of each decision that goes on the step's trace.
 import type { Approval } from '../../contract/index.js';
-import { callHash } from '../../approvals/call-hash.js';
+import { argumentsAsWritten, callHash } from '../../approvals/call-hash.js';
 import type { Approvals, HoldSignal } from '../../approvals/approvals.js';
 import { redactToolResult } from '../../policy/tool-result-pii.js';
 import { type ProposedToolCall, type ToolDecision, type ToolRules, toolRulesOf, withoutApprovals } from '../../policy/tool-rules.js';
@@ -55,7 +55,7 @@ export function heldOutcome(d: ToolDecision, a: Approval, timeoutS: number): Too
 
 /** The arguments of a held call as the policy's PII rules would forward them (tool arguments count as `user`). */
 export function approvalArguments(ctx: RequestContext, call: ProposedToolCall): unknown {
-  const value = call.input === undefined ? call.text : call.input;
+  const value = argumentsAsWritten(call);
   if (!ctx.policy) return value;
   return redactToolResult(ctx.policy.policies, { arguments: value }).result.arguments;
 }
@@ -110,8 +110,8 @@ export class ToolGate {
 
   private async hold(id: string, call: ProposedToolCall, d: ToolDecision, started: number, approvals: Approvals, ctx: RequestContext): Promise<ToolDecision> {
     const hash = callHash(call);
-    // Approved after its timeout: the same call passes once in the same trace.
-    const granted = await approvals.takeGrant(ctx.agent.tenant_id, ctx.traceId, hash);
+    // Approved after its timeout: the same call of the same agent passes once in the same trace.
+    const granted = await approvals.takeGrant(ctx.agent.tenant_id, ctx.agent.id, ctx.traceId, hash);
     if (granted !== null) return this.decided(id, call.name, { ...d, action: 'allow' }, started, { decision: 'approved', approvalId: granted });
     this.startWaiting();
     try {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Approval, ApprovalStatus } from '../../contract/index.js';
 import type { Database } from '../schema.js';
-import type { ApprovalFilter, NewApproval, Page } from '../store.js';
+import type { ApprovalCall, ApprovalFilter, NewApproval, Page } from '../store.js';
 import { decodeCursor, encodeCursor } from './common.js';
 
 type Row = Database['approvals'];
@@ -108,16 +108,17 @@ export async function settledApprovals(db: Kysely<Database>, ids: string[]): Pro
 }
 
 /**
- * Takes the pass an approval given after its timeout left for the same call in the same trace (decided at or after
+ * Takes the pass an approval given after its timeout left for the same call of the same agent in the same trace (decided at or after
  * `since`), once: answers its id, or null when there is none left.
  */
-export async function takeApprovalGrant(db: Kysely<Database>, tenantId: string, traceId: string, callHash: string, since: string, at: string): Promise<string | null> {
+export async function takeApprovalGrant(db: Kysely<Database>, call: ApprovalCall, since: string, at: string): Promise<string | null> {
   const candidates = await db
     .selectFrom('approvals')
     .select('id')
-    .where('trace_id', '=', traceId)
-    .where('call_hash', '=', callHash)
-    .where('tenant_id', '=', tenantId)
+    .where('trace_id', '=', call.traceId)
+    .where('call_hash', '=', call.callHash)
+    .where('tenant_id', '=', call.tenantId)
+    .where('agent_id', '=', call.agentId)
     .where('approved_late', '=', 1)
     .where('grant_used_at', 'is', null)
     .where('decided_at', '>=', since)
