@@ -119,6 +119,75 @@ function echoedTools(tools: ResponsesEcho['tools']): ResponsesTool[] {
   });
 }
 
+/** What the Open Responses specification requires of every response object (its ResponseResource). */
+const REQUIRED_RESPONSE_FIELDS = [
+  'id', 'object', 'created_at', 'completed_at', 'status', 'incomplete_details', 'model', 'previous_response_id', 'instructions',
+  'output', 'error', 'tools', 'tool_choice', 'truncation', 'parallel_tool_calls', 'text', 'top_p', 'presence_penalty',
+  'frequency_penalty', 'top_logprobs', 'temperature', 'reasoning', 'usage', 'max_output_tokens', 'max_tool_calls', 'store',
+  'background', 'service_tier', 'metadata', 'safety_identifier', 'prompt_cache_key',
+] as const;
+
+/**
+ * A native upstream's response object with what the Open Responses specification requires and it left out (an older
+ * API version's, an OpenAI-compatible server's): the request's setting, else the default in effect; a function tool
+ * without description, parameters or strict says null. Null when nothing is missing: the object stays as sent.
+ */
+export function withRequiredFields(response: Record<string, unknown>, request: ResponsesEcho): Record<string, unknown> | null {
+  let out: Record<string, unknown> | null = null;
+  let defaults: Record<string, unknown> | null = null;
+  for (const key of REQUIRED_RESPONSE_FIELDS) {
+    if (Object.prototype.hasOwnProperty.call(response, key)) continue;
+    defaults ??= responsesObject({ id: '', model: '', createdAt: 0, request }, { status: 'completed', output: [], usage: null }) as unknown as Record<string, unknown>;
+    (out ??= { ...response })[key] = defaults[key] ?? null;
+  }
+  const tools = (out ?? response).tools;
+  const incomplete = (t: unknown) => isFunctionTool(t) && (t.description === undefined || t.parameters === undefined || t.strict === undefined);
+  if (Array.isArray(tools) && tools.some(incomplete)) {
+    (out ??= { ...response }).tools = tools.map((t) => (incomplete(t) ? { description: null, parameters: null, strict: null, ...(t as object) } : t));
+  }
+  return out;
+}
+
+function isFunctionTool(t: unknown): t is Record<string, unknown> {
+  return typeof t === 'object' && t !== null && (t as { type?: unknown }).type === 'function';
+}
+
+/**
+ * Stream frames with withRequiredFields applied to the response snapshot of each event that has one (created,
+ * in_progress, completed, ...); frames without one, and snapshots that lack nothing, stay byte for byte as they came.
+ */
+export function withRequiredSnapshotFields(frames: string, request: ResponsesEcho): string {
+  if (!frames.includes('"response":{')) return frames;
+  let out = '';
+  let from = 0;
+  while (from < frames.length) {
+    const end = frames.indexOf('\n\n', from);
+    const stop = end === -1 ? frames.length : end + 2;
+    const frame = frames.slice(from, stop);
+    out += frame.includes('"response":{') ? withSnapshotFields(frame, request) : frame;
+    from = stop;
+  }
+  return out;
+}
+
+function withSnapshotFields(frame: string, request: ResponsesEcho): string {
+  const lines = frame.split('\n');
+  const dataAt = lines.findIndex((l) => l.startsWith('data:'));
+  if (dataAt === -1 || lines.slice(dataAt + 1).some((l) => l.startsWith('data:'))) return frame;
+  let event: Record<string, unknown>;
+  try {
+    event = JSON.parse(lines[dataAt].slice(5)) as Record<string, unknown>;
+  } catch {
+    return frame;
+  }
+  const response = event.response;
+  if (typeof response !== 'object' || response === null || Array.isArray(response)) return frame;
+  const filled = withRequiredFields(response as Record<string, unknown>, request);
+  if (!filled) return frame;
+  lines[dataAt] = `data: ${JSON.stringify({ ...event, response: filled })}`;
+  return lines.join('\n');
+}
+
 /**
  * An agentgw error code -> the `code` of a Responses error (response.failed, error event). Codex reads
  * rate_limit_exceeded (retries), insufficient_quota (stops: budgets) and context_length_exceeded (compacts).

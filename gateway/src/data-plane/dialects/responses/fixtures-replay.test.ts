@@ -17,7 +17,7 @@ import { type TestGateway, startTestGateway } from '../../../test-support/gatewa
 import { type Reply, type ScriptedAnthropic, startScriptedAnthropic, textReply } from '../../../test-support/scripted-anthropic.js';
 import { type ChatScriptReply, type ScriptedOpenAI, chatTextReply, startScriptedOpenAI } from '../../../test-support/scripted-openai.js';
 import { type Event, parseEvents, wellFormedOutput } from './__fixtures__/responses-stream-checks.js';
-import { expectOpenResponsesStream } from './__fixtures__/open-responses-schema.js';
+import { REQUIRED_RESPONSE_FIELDS, expectOpenResponsesStream } from './__fixtures__/open-responses-schema.js';
 
 const FIXTURES = new URL('./__fixtures__/', import.meta.url);
 const fixtureText = (name: string): string => readFileSync(new URL(name, FIXTURES), 'utf8');
@@ -277,7 +277,7 @@ describe('native replay: Codex to an openai upstream answering with OpenAI strea
         const ourId = ourIdOf(events);
         expect(ourId).not.toBe(upstreamId);
         expect(answer.text).not.toContain(upstreamId);
-        expect(answer.text).toBe(fixture.replaceAll(upstreamId, ourId));
+        expectAsSentWithRequiredFields(answer.text, fixture.replaceAll(upstreamId, ourId));
         expect(events.at(-1)!.event).toBe('response.completed');
         // OpenAI's reference text stream has no sequence_number and elides its middle deltas (README.md): only the
         // other two can pass the checks, and do as the upstream sent them.
@@ -328,7 +328,7 @@ describe('native replay: Codex to an openai upstream answering with OpenAI strea
     expect(answer.status, answer.text).toBe(200);
     const events = parseEvents(answer.text);
     const ourId = ourIdOf(events);
-    expect(answer.text).toBe(fixture.replaceAll(firstResponseId(fixture)!, ourId));
+    expectAsSentWithRequiredFields(answer.text, fixture.replaceAll(firstResponseId(fixture)!, ourId));
     wellFormedOutput(events);
     const [step] = await stepsOf(answer.session);
     expectTraceStep(step, { stream: true, provider: 'native', model: 'native/gpt-5.5-upstream', responseId: ourId, usage: { input: 8, cached: 6, output: 215, reasoning: 192 }, price: NATIVE_PRICE });
@@ -355,8 +355,13 @@ describe('native replay: Codex to an openai upstream answering with OpenAI strea
         expect(value.id).toMatch(RESPONSE_ID);
         expect(value.id).not.toBe(upstreamValue.id);
         expect(answer.text).not.toContain(upstreamValue.id);
-        // Every field as the upstream sent it, in its order; only the id is agentgw's.
-        expect(answer.text).toBe(JSON.stringify({ ...upstreamValue, id: value.id }));
+        // Every field as the upstream sent it, in its order; only the id is agentgw's. OpenAI's reference example lacks
+        // fields the Open Responses specification requires: they follow, and nothing else.
+        const sent = JSON.stringify({ ...upstreamValue, id: value.id });
+        expect(answer.text.startsWith(sent.slice(0, -1))).toBe(true);
+        expectOnlyRequiredFieldsAdded(value, JSON.parse(sent));
+        // Every required field is there now (what the upstream nested in them, such as its usage, is as it sent it).
+        for (const k of REQUIRED_RESPONSE_FIELDS) expect(value, k).toHaveProperty(k);
 
         const steps = await stepsOf(answer.session);
         expect(steps).toHaveLength(1);
@@ -392,7 +397,7 @@ describe('native replay: Codex to an openai upstream answering with OpenAI strea
       if (!stored && text.includes('event: response.completed\n') && text.endsWith('\n\n')) stored = await get(ourIdOf(parseEvents(text)));
     }
     const events = parseEvents(text);
-    expect(text).toBe(fixture.replaceAll(firstResponseId(fixture)!, ourIdOf(events)));
+    expectAsSentWithRequiredFields(text, fixture.replaceAll(firstResponseId(fixture)!, ourIdOf(events)));
     expect(stored, 'response.completed arrived').not.toBeNull();
     expect(stored!.status).toBe(200);
     expect(await stored!.json()).toEqual(events.at(-1)!.data.response);
@@ -600,6 +605,33 @@ function expectDroppedToolsHeader(answer: Answer, recorded: any, upstreamSearche
   if (builtIn.length === 0) expect(header).toBeNull();
   if (builtIn.includes('web_search')) expect(upstreamSearches, `web_search ${dropped.includes('web_search') ? 'named dropped' : 'not named dropped'} but the upstream ${upstreamSearches ? 'searches' : 'does not search'}`).toBe(!dropped.includes('web_search'));
   else expect(upstreamSearches).toBe(false);
+}
+
+/** A response object that is `sent` with, at most, fields the Open Responses schema requires added. */
+function expectOnlyRequiredFieldsAdded(got: Record<string, unknown>, sent: Record<string, unknown>): void {
+  expect(Object.fromEntries(Object.keys(sent).map((k) => [k, got[k]]))).toEqual(sent);
+  for (const k of Object.keys(got)) if (!(k in sent)) expect(REQUIRED_RESPONSE_FIELDS, `added ${k}`).toContain(k);
+}
+
+/**
+ * A native stream as the upstream sent it (agentgw's id aside): every event byte for byte, but the response snapshots
+ * that lack fields the Open Responses schema requires, which have them added and nothing else changed.
+ */
+function expectAsSentWithRequiredFields(answer: string, sent: string): void {
+  const got = answer.split('\n\n');
+  const want = sent.split('\n\n');
+  expect(got.length).toBe(want.length);
+  const dataOf = (frame: string) => JSON.parse(frame.split('\n').find((l) => l.startsWith('data: '))!.slice('data: '.length));
+  got.forEach((frame, i) => {
+    const response = frame.includes('"response":{') ? dataOf(frame).response : undefined;
+    if (response) for (const k of REQUIRED_RESPONSE_FIELDS) expect(response, `event ${i}: ${k}`).toHaveProperty(k);
+    if (frame === want[i]) return;
+    const { response: gotResponse, ...gotEvent } = dataOf(frame);
+    const { response: wantResponse, ...wantEvent } = dataOf(want[i]);
+    expect(gotEvent).toEqual(wantEvent);
+    expect(frame.split('\n')[0]).toBe(want[i].split('\n')[0]);
+    expectOnlyRequiredFieldsAdded(gotResponse, wantResponse);
+  });
 }
 
 /** A valid Responses stream from agentgw: its items. */

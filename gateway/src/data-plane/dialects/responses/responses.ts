@@ -8,7 +8,7 @@ import type { ChatStream, ResponsesCallContext, ResponsesStream, Usage } from '.
 import { ResponsesStreamEncoder } from '../../../translate/chat-stream-to-responses-events.js';
 import { chatCompletionToResponse } from '../../../translate/chat-to-responses-response.js';
 import type { ResponsesEcho, ResponsesRequest as ResponsesWire } from '../../../translate/responses-api.js';
-import { responsesErrorCode, responsesErrorEvent, responsesObject } from '../../../translate/responses-response-object.js';
+import { responsesErrorCode, responsesErrorEvent, responsesObject, withRequiredFields, withRequiredSnapshotFields } from '../../../translate/responses-response-object.js';
 import { type ResponsesToChatResult, responsesToChatRequest } from '../../../translate/responses-to-chat-request.js';
 import { isCarriedThinking } from '../../../translate/carried-thinking.js';
 import { claudeThinks } from '../../../translate/reasoning-budget.js';
@@ -141,9 +141,13 @@ function answerHeaders(a: Admission, dropped: string[]): Record<string, string> 
   return { ...clamped, 'x-agentgw-dropped-tools': names };
 }
 
-/** The upstream's response as the client sees it: agentgw's id, and the previous_response_id it sent. */
+/**
+ * The upstream's response as the client sees it: agentgw's id, the previous_response_id it sent, and any field the
+ * Open Responses specification requires that the upstream left out.
+ */
 function asOurs(value: Json, turn: Turn): Json {
-  return { ...value, id: turn.id, ...(turn.previous ? { previous_response_id: turn.previous } : {}) };
+  const ours = { ...value, id: turn.id, ...(turn.previous ? { previous_response_id: turn.previous } : {}) };
+  return withRequiredFields(ours, echoOf(turn)) ?? ours;
 }
 
 /** Keeps the response for previous_response_id and GET, when the client let it be stored; false when that failed. */
@@ -227,6 +231,8 @@ class NativeStream implements FrameSource {
       if (this.upstreamId !== null && text.includes(this.upstreamId)) text = text.replaceAll(this.upstreamId, this.turn.id);
       // The upstream saw the whole conversation, not the client's previous_response_id: its response objects say null.
       if (this.turn.previous !== null && text.includes(NO_PREVIOUS)) text = text.replaceAll(NO_PREVIOUS, `"previous_response_id":${JSON.stringify(this.turn.previous)}`);
+      // Response snapshots (created, in_progress, completed, ...) with what the Open Responses specification requires.
+      if (text.includes('"response":{')) text = withRequiredSnapshotFields(text, echoOf(this.turn));
       for (let at = text.indexOf('\n\n'); at !== -1; at = text.indexOf('\n\n', at + 2)) this.events++;
       if (this.held) {
         this.held += text;

@@ -17,6 +17,9 @@ const DOCUMENT: Json = JSON.parse(readFileSync(new URL('./open-responses-openapi
 const SCHEMAS: Json = DOCUMENT.components.schemas;
 const ID = 'https://openresponses.org/openapi.json';
 
+/** The fields every response object must have (ResponseResource.required). */
+export const REQUIRED_RESPONSE_FIELDS: readonly string[] = SCHEMAS.ResponseResource.required;
+
 /** Item types of ItemField, tool types of Tool: what the document itself defines. */
 const ITEM_TYPES: string[] = SCHEMAS.ItemField.oneOf.map((r: Json) => SCHEMAS[refName(r)].properties.type.enum[0]);
 const TOOL_TYPES: string[] = [SCHEMAS[refName(SCHEMAS.Tool)].properties.type.enum[0]];
