@@ -69,8 +69,8 @@ function parsePart(bytes: Buffer): unknown {
 }
 
 /** The top-level arrays whose elements are kept one by one: an agent's conversation grows by elements, and tools come and go. */
-const KEPT_BY_ELEMENT = new Set(['messages', 'input', 'tools']);
-const CONVERSATION = new Set(['messages', 'input']);
+const KEPT_BY_ELEMENT = new Set(['messages', 'input', 'contents', 'tools']);
+const CONVERSATION = new Set(['messages', 'input', 'contents']);
 
 /** Other members are kept whole from this size (a system prompt, instructions); smaller ones are parsed each time. */
 const KEPT_MEMBER_BYTES = 1_024;

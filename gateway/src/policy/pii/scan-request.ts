@@ -196,8 +196,8 @@ interface Part {
   value: Record<string, unknown> | unknown;
 }
 
-/** The top-level arrays of a body whose elements are scanned (and remembered) one by one: conversations and tools. */
-const PART_MEMBERS = ['messages', 'input', 'tools'] as const;
+/** The top-level arrays of a body whose elements are scanned (and remembered) one by one: conversations (Gemini's `contents` too) and tools. */
+const PART_MEMBERS = ['messages', 'input', 'contents', 'tools'] as const;
 
 const ids = new WeakMap<object, number>();
 let lastId = 0;

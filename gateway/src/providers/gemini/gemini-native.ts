@@ -3,6 +3,7 @@
 // usage read from usageMetadata to bill (thoughts and cached tokens included).
 import type { EventSourceMessage } from 'eventsource-parser';
 import { AgentgwError } from '../../contract/errors.js';
+import { withMembers } from '../../json/received-json.js';
 import { countTokens } from '../shared/count-tokens.js';
 import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
@@ -13,11 +14,12 @@ import type { GeminiCallContext, Usage } from '../spec.js';
 import type { GeminiPart, GeminiResponse } from './gemini-api.js';
 import { geminiUsage } from './convert-gemini-usage.js';
 
-/** The body an upstream receives: the client's, without a `model` member (the path names the target's model). */
-export function nativeGeminiBody(body: Record<string, unknown>): string {
-  if (body.model === undefined) return JSON.stringify(body);
-  const { model: _model, ...rest } = body;
-  return JSON.stringify(rest);
+/**
+ * The body an upstream receives: the client's (its received bytes when no check edited it), without a `model` member
+ * (the path names the target's model).
+ */
+export function nativeGeminiBody(body: Record<string, unknown>): Buffer {
+  return withMembers(body, { model: undefined });
 }
 
 /** The text and calls of an answer's parts (thoughts included: they are billed output), for estimates. */

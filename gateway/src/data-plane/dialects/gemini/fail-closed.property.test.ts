@@ -141,6 +141,23 @@ describe.each(TARGETS)('Gemini dialect, $name', (target) => {
   });
 });
 
+describe("an agent's growing conversation (parts looked up by their bytes)", () => {
+  test.each(TARGETS)('$name: a turn sent before is read again under a new role or place; a new turn is read', async (target) => {
+    const turns = Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'model' : 'user', parts: [{ text: `turn ${i}: ${'context '.repeat(30)}` }] }));
+    const clean = { contents: [...turns, user([{ text: 'go on' }])] };
+    for (let i = 0; i < 3; i++) expect((await send(target.model, keys.block!, clean)).status).toBe(200);
+    const newTurn = { contents: [...turns, user([{ text: `mail ${EMAIL}` }])] };
+    expect((await send(target.model, keys.block!, newTurn)).status).toBe(403);
+    const before = target.upstream();
+    const redacted = await send(target.model, keys.redact!, { contents: [...turns, user([{ text: `mail ${EMAIL}` }])] });
+    expect(redacted.status).toBe(200);
+    expect(target.upstream()).toBe(before + 1);
+    expect(received(target.last())).not.toContain(EMAIL);
+    const earlier = { contents: [user([{ text: `from ${EMAIL}` }]), ...turns.slice(1), user([{ text: 'go on' }])] };
+    expect((await send(target.model, keys.block!, earlier)).status).toBe(403);
+  });
+});
+
 describe('members listed as carrying no text', () => {
   test("a part's thoughtSignature and inline media data are the only members the view skips", () => {
     const seen: string[] = [];

@@ -2,6 +2,7 @@
 // proto (snake_case) name. One table drives the shape check (types of the structural members, case variants refused,
 // one spelling per member) and the camelCase copy that translation and the tool filter read.
 import { AgentgwError } from '../../../contract/index.js';
+import { isKeptPart } from '../../../json/part-values.js';
 
 type Json = Record<string, unknown>;
 
@@ -107,6 +108,8 @@ export function checkGeminiShape(body: unknown): asserts body is Json {
     throw new AgentgwError('invalid_json', 'The request body must be a JSON object (a GenerateContentRequest): send one with Content-Type: application/json.');
   }
   const stack: Array<[Json, Kind, string]> = [[body as Json, 'request', '']];
+  // Parts an agent sent before (kept, frozen: contents, tools) are checked the first time only.
+  const kept: Array<[object, Kind]> = [];
   while (stack.length > 0) {
     const [o, kind, path] = stack.pop()!;
     const { exact, folded } = SPELLINGS.get(kind)!;
@@ -153,6 +156,10 @@ export function checkGeminiShape(body: unknown): asserts body is Json {
               continue;
             }
             if (typeof e !== 'object' || e === null || Array.isArray(e)) throw invalid(at, `Field ${JSON.stringify(at)} must be an object, not ${typeName(e)}.`);
+            if (isKeptPart(e)) {
+              if (passedAs(spec.kind).has(e)) continue;
+              kept.push([e, spec.kind]);
+            }
             stack.push([e as Json, spec.kind, at]);
           }
           break;
@@ -160,6 +167,15 @@ export function checkGeminiShape(body: unknown): asserts body is Json {
       }
     }
   }
+  for (const [e, kind] of kept) passedAs(kind).add(e);
+}
+
+/** Kept parts that passed the check, by the kind they were checked as. */
+const passed = new Map<Kind, WeakSet<object>>();
+function passedAs(kind: Kind): WeakSet<object> {
+  let set = passed.get(kind);
+  if (set === undefined) passed.set(kind, (set = new WeakSet()));
+  return set;
 }
 
 /**

@@ -15,6 +15,7 @@ import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
+import { HeldJsonAnswer, keepStreamAlive } from '../../tool-calls/held-answer.js';
 import { GeminiToolFilter, gateGeminiResponse, withoutDeniedGeminiTools } from '../../tool-calls/gemini-tool-calls.js';
 import { geminiPolicyView } from './gemini-policy-view.js';
 import { camelGemini, checkGeminiShape } from './gemini-shape.js';
@@ -58,13 +59,18 @@ function chatRequestFor(t: PricedTarget, body: Json, stream: boolean) {
 export async function gemini(dp: DataPlane, ex: Exchange, rawBody: unknown, call: GeminiCall): Promise<void> {
   const ctx = ex.ctx;
   checkGeminiShape(rawBody);
-  // The path names the model; a `model` member of the body is not sent on (the upstream's path names the target's).
-  const body: Json & { model: string } = { ...rawBody, model: call.model };
+  // The path names the model; a `model` member of the body is not sent on (the upstream's path names the target's). Set on
+  // the body as received, not a copy: its parts are looked up by their bytes (json/part-cache.ts), and it goes upstream
+  // as its received bytes when no check edits it.
+  const body = rawBody as Json & { model: string };
+  body.model = call.model;
   ctx.stream = call.method === 'streamGenerateContent';
   const a = await admit(dp, ctx, body, geminiPolicyView);
-  const gate = toolGateOf(ctx);
+  const gate = toolGateOf(ctx, dp.approvals);
   if (gate) a.body = withoutDeniedGeminiTools(a.body, gate.rules) as typeof a.body;
   const abort = new ClientAbort(ex.res);
+  // A call held for approval is abandoned when the client leaves.
+  if (gate) gate.signal = abort;
   const callOf = (t: PricedTarget): GeminiCallContext => ({
     model: t.model,
     signal: abort,
@@ -98,14 +104,19 @@ async function generateContent(dp: DataPlane, ex: Exchange, a: Admission<Json & 
   const usage = checkedUsage(result.usage);
   const cost = actualCost(target, usage);
   let text = result.text;
+  // The upstream's answer is complete: a call held for approval does not hold its budget (settled before the wait).
+  let settling: Promise<void> | undefined;
+  const settle = () => (settling ??= dp.settle(a, ctx, cost, usage));
+  const held = new HeldJsonAnswer(ex, gate, clampedHeader(a));
+  if (gate) gate.beforeWait = settle;
   if (gate !== null) {
     const response = JSON.parse(text) as Json;
     if (await gateGeminiResponse(response, gate)) text = JSON.stringify(response);
   }
   // Journaled before the answer leaves: a crash after it loses no billed row.
   await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
-  sendJson(ex, 200, text, clampedHeader(a));
-  await dp.settle(a, ctx, cost, usage);
+  held.send(text);
+  await settle();
 }
 
 /** A translated stream: the target's chat chunks re-encoded as Gemini's events. */
@@ -209,6 +220,8 @@ async function streamContent(
   if (call.sse) startEventStream(ex, clampedHeader(a));
   else startJsonArray(ex, clampedHeader(a));
   const translated = stream instanceof TranslatedStream ? stream : null;
+  // While a call waits: an SSE comment, or white space between the elements of a JSON array.
+  keepStreamAlive(gate, ex.res, call.sse ? 'comment' : 'whitespace');
   const gated = gate ? new ToolGatedSource(stream, new GeminiToolFilter(gate)) : null;
   const array = call.sse ? null : new JsonArrayStream(gated ?? stream);
   const relayed = await relayFrames(ex, abort, array ?? gated ?? stream);
