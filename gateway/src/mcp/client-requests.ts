@@ -40,6 +40,15 @@ export async function withClientChannel<T>(channel: Omit<ClientChannel, 'done'>,
   }
 }
 
+/**
+ * Runs `fn` outside any call's channel: opening an upstream connection. The SDK opens the server's standalone GET stream
+ * as the connection starts, and that stream carries requests for no call in particular: read inside the call that
+ * happened to open the connection, all of them would be routed to that call's client, long after it ended.
+ */
+export function outsideClientChannel<T>(fn: () => T): T {
+  return current.exit(fn);
+}
+
 /** Most request ids remembered per connection; the oldest are forgotten first (each is taken once, when it arrives). */
 const MAX_ROUTES = 1_000;
 

@@ -43,6 +43,9 @@ describe('server-to-client requests relayed through agentgw', () => {
     await call('PUT', '/policies/p-redact', { tenant_id: 'acme', rules: { pii: 'redact' } });
     keys.plain = (await call('POST', '/agents', { name: 'plain', tenant_id: 'acme', policy_id: 'p-plain' })).api_key;
     keys.redact = (await call('POST', '/agents', { name: 'redactor', tenant_id: 'acme', policy_id: 'p-redact' })).api_key;
+    await call('POST', '/tenants', { id: 'globex', name: 'Globex' });
+    await call('PUT', '/policies/p-globex', { tenant_id: 'globex' });
+    keys.globex = (await call('POST', '/agents', { name: 'other', tenant_id: 'globex', policy_id: 'p-globex' })).api_key;
   });
   afterAll(async () => {
     for (const c of clients) await c.close().catch(() => undefined);
@@ -75,6 +78,17 @@ describe('server-to-client requests relayed through agentgw', () => {
     const c = await connect(`${gw.url}/mcp/conf`, keys.plain!);
     const r = text(await c.callTool({ name: 'sample_on_stream', arguments: { prompt: 'x' } }));
     expect(r).toMatch(/^Sampling not supported or error: .*sampling/i);
+  });
+
+  test('a connection opened again inside one call (the upstream lost its session) routes later standalone requests to their own call', async () => {
+    const a = await connect(`${gw.url}/mcp/conf`, keys.plain!, (p) => `A:${p}`);
+    const b = await connect(`${gw.url}/mcp/conf`, keys.globex!, (p) => `B:${p}`);
+    await upstream.expireSessions();
+    // A's call meets the 404: the new upstream session, and its standalone stream, are opened while A's call runs.
+    expect(text(await a.callTool({ name: 'test_simple_text', arguments: {} }))).toContain('simple text');
+    // Another tenant's call: its sampling goes to its own client, not to A's call that has ended.
+    expect(text(await b.callTool({ name: 'test_sampling', arguments: { prompt: 'hi' } }))).toBe('LLM response: B:hi');
+    expect(text(await a.callTool({ name: 'test_sampling', arguments: { prompt: 'yo' } }))).toBe('LLM response: A:yo');
   });
 
   test("the client's answer reaches the upstream with the agent's PII rules applied", async () => {

@@ -24,7 +24,7 @@ import { VERSION } from '../version.js';
 import { isStdio, type McpServerConfig } from './mcp-config.js';
 import { agentCredentialsFor } from './agent-credentials.js';
 import { ClientCredentials, clientCredentialsFetch } from './upstream-oauth.js';
-import { ServerRequestRoutes } from './client-requests.js';
+import { ServerRequestRoutes, outsideClientChannel } from './client-requests.js';
 
 /** What an upstream tells the sessions of this node. */
 export interface UpstreamEvents {
@@ -245,7 +245,8 @@ export class Upstream {
     // Transport errors also surface as the failed request's error; nothing more to do with them here.
     client.onerror = () => undefined;
     try {
-      await client.connect(this.makeTransport(), { timeout: this.config.timeout_ms });
+      // Outside the call that asked for the connection: the standalone stream it opens belongs to no call.
+      await outsideClientChannel(() => client.connect(this.makeTransport(), { timeout: this.config.timeout_ms }));
     } catch (e) {
       client.onclose = undefined;
       await client.close().catch(() => undefined);

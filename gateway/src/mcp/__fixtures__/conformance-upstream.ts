@@ -266,6 +266,8 @@ export interface ConformanceUpstream {
   url: string;
   /** The text of every sampling answer the server received, in order. */
   received: string[];
+  /** Forgets every session, as a restarted server does: the next request in one is a 404. */
+  expireSessions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -320,6 +322,10 @@ export async function startConformanceUpstream(): Promise<ConformanceUpstream> {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     received,
+    async expireSessions() {
+      await Promise.all([...transports.values()].map((t) => t.close()));
+      transports.clear();
+    },
     async close() {
       await Promise.all([...transports.values()].map((t) => t.close()));
       http.closeAllConnections();
