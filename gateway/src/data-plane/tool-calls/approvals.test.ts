@@ -1,4 +1,4 @@
-// Approvals on every dialect (CONTRACT: "Tool rules and approvals"): a call an `approve` rule names is held until a
+// Approvals on every dialect, Gemini's too (CONTRACT: "Tool rules and approvals"): a call an `approve` rule names is held until a
 // person decides it through the admin API. Approved, it reaches the client intact; denied or timed out, it is refused
 // naming the approval; approving a timed-out one lets the same call pass once in its trace; a client that leaves
 // abandons it. The official SDKs read streams and answers held for longer than a keep-alive interval.
@@ -113,6 +113,26 @@ const RUNS: Array<[string, Run]> = [
     ];
   }),
 ];
+
+/** Gemini's generateContent (translated to the chat upstream): one answer, an SSE stream, or a streamed JSON array. */
+function geminiRun(mode: 'json' | 'sse' | 'array'): Run {
+  return async (g, trace) => {
+    const method = mode === 'json' ? 'generateContent' : `streamGenerateContent${mode === 'sse' ? '?alt=sse' : ''}`;
+    const res = await fetch(`${g.url}/v1beta/models/compat/gpt-4o-mini:${method}`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': keys.get(g)!, 'content-type': 'application/json', 'x-agent-trace-id': trace },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'clean' }] }], tools: [{ functionDeclarations: [{ name: 'Bash', parameters: BASH_PARAMS }] }] }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const chunks: any[] =
+      mode === 'json' ? [JSON.parse(text)] : mode === 'array' ? JSON.parse(text) : text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+    const call = parts.find((p: any) => p.functionCall);
+    return { call: call ? call.functionCall.args : null, text: parts.map((p: any) => p.text ?? '').join('') };
+  };
+}
+RUNS.push(['gemini', geminiRun('json')], ['gemini streamed (sse)', geminiRun('sse')], ['gemini streamed (array)', geminiRun('array')]);
 
 interface ApprovalRow {
   id: string;

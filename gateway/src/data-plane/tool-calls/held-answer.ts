@@ -14,9 +14,12 @@ function writer(res: ServerResponse, text: string): () => void {
   };
 }
 
-/** A stream's keep-alives while a call waits: SSE comments (chat, responses), or `ping` events (messages). */
-export function keepStreamAlive(gate: ToolGate | null, res: ServerResponse, kind: 'comment' | 'ping'): void {
-  if (gate) gate.keepAlive = writer(res, kind === 'ping' ? MESSAGES_PING : SSE_COMMENT);
+/**
+ * A stream's keep-alives while a call waits: SSE comments (chat, responses, Gemini's alt=sse), `ping` events
+ * (messages), or a line break between the elements of a streamed JSON array (Gemini without alt=sse).
+ */
+export function keepStreamAlive(gate: ToolGate | null, res: ServerResponse, kind: 'comment' | 'ping' | 'whitespace'): void {
+  if (gate) gate.keepAlive = writer(res, kind === 'ping' ? MESSAGES_PING : kind === 'whitespace' ? '\n' : SSE_COMMENT);
 }
 
 /**
