@@ -75,17 +75,33 @@ export class ServerRequestRoutes {
     };
   }
 
+  /**
+   * Reads the events as they pass. Each piece of text is searched once (with the last characters before it, where a blank
+   * line may start), and an event is joined only when it ends: a large result arriving in many chunks costs its length,
+   * not its length times its chunks.
+   */
   private tap(channel: ClientChannel): TransformStream<Uint8Array, Uint8Array> {
     const decoder = new TextDecoder();
-    let pending = '';
+    /** The event so far, and its last (at most 3) characters. */
+    let pieces: string[] = [];
+    let carry = '';
     return new TransformStream({
       transform: (chunk, controller) => {
-        pending += decoder.decode(chunk, { stream: true });
-        let end = eventEnd(pending);
+        let text = decoder.decode(chunk, { stream: true });
+        let end = eventEnd(carry + text);
         while (end !== -1) {
-          this.note(pending.slice(0, end.at), channel);
-          pending = pending.slice(end.at + end.length);
-          end = eventEnd(pending);
+          // Where the blank line starts in `text` (negative: in the carry, the end of the event so far).
+          const at = end.at - carry.length;
+          const before = pieces.join('');
+          this.note(at >= 0 ? before + text.slice(0, at) : before.slice(0, before.length + at), channel);
+          text = text.slice(at + end.length);
+          pieces = [];
+          carry = '';
+          end = eventEnd(text);
+        }
+        if (text !== '') {
+          pieces.push(text);
+          carry = (carry + text).slice(-3);
         }
         controller.enqueue(chunk);
       },
