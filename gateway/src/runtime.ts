@@ -144,6 +144,8 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       loopbackListen: isLoopbackHost(config.listen.replace(/:\d+$/, '')),
       sessionLimits: { total: config.limits.mcp_sessions, perAgent: config.limits.mcp_sessions_per_agent },
       log: opts.log,
+      // Sessions served round-robin: a client's answer or a notification reaches the node that needs it through Redis.
+      redis: config.counters.kind === 'redis' ? { url: config.counters.url, prefix: redisPrefix ?? DEFAULT_REDIS_PREFIX } : undefined,
     });
     opened.push(() => mcp.close());
     dataPlane.piiScanBytes = config.limits.pii_scan_bytes;

@@ -5,6 +5,7 @@ import { Federation } from './federation.js';
 import type { McpServersConfig } from './mcp-config.js';
 import type { McpMetrics } from './mcp-metrics.js';
 import type { SessionActivity } from './session-activity.js';
+import { SessionBus } from './session-bus.js';
 import type { SessionIds } from './session-ids.js';
 import { type SessionLimits, Sessions } from './sessions.js';
 import { type PinStore, ToolPins } from './tool-pins.js';
@@ -26,11 +27,13 @@ export class McpEngine {
     limits: SessionLimits,
     pinStore: PinStore,
     log?: UpstreamLog,
+    /** Redis, shared by the nodes (counters: redis): a session's messages reach the node that needs them. */
+    redis?: { url: string; prefix: string },
   ) {
     this.upstreams = new Upstreams(servers, log);
     this.pins = new ToolPins(pinStore, dp.snapshot, (server) => servers[server]?.pin ?? 'changes', () => this.upstreams.version++);
     this.upstreams.onListed = (server, tools) => this.pins.listed(server, tools);
     this.federation = new Federation(dp, this.upstreams, metrics, this.pins);
-    this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, limits, log);
+    this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, limits, log, new SessionBus(redis, log));
   }
 }

@@ -42,7 +42,7 @@ function requestIdOf(body: unknown): RequestId | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
-function isInitialize(body: unknown): body is { method: 'initialize'; params?: { protocolVersion?: unknown } } {
+function isInitialize(body: unknown): body is { method: 'initialize'; params?: { protocolVersion?: unknown; capabilities?: unknown } } {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
 }
 
@@ -184,7 +184,7 @@ export class McpFront {
         jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first).', {}, requestIdOf(body));
         return;
       }
-      session = await sessions.create(agent.id, body.params?.protocolVersion, scope);
+      session = await sessions.create(agent.id, body.params?.protocolVersion, scope, body.params?.capabilities);
     } else {
       session = await sessions.find(sid, agent.id, scope);
       if (!session) {

@@ -40,6 +40,8 @@ export interface McpGatewayOptions {
   /** Where per-agent upstream credentials are stored (sealed): absent, every agent uses the servers' own connections. */
   credentialStore?: Pick<Store, 'listMcpCredentials'>;
   log?: UpstreamLog & Partial<ErrorLog>;
+  /** Redis shared by the nodes (counters: redis): how a session's messages reach the node that needs them. */
+  redis?: { url: string; prefix: string };
 }
 
 /** How long GET /api/mcp/servers waits for a server it connects to list its tools. */
@@ -72,7 +74,7 @@ export class McpGateway {
 
   private load(): Promise<McpEngine> {
     this.engine ??= import('./mcp-engine.js').then((m) => {
-      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.activity, this.opts.sessionLimits, this.opts.sessionStore, this.opts.log);
+      this.loaded = new m.McpEngine(this.opts.servers, this.opts.dataPlane, this.metrics, this.ids, this.activity, this.opts.sessionLimits, this.opts.sessionStore, this.opts.log, this.opts.redis);
       if (this.closed) void this.loaded.sessions.close();
       return this.loaded;
     });
@@ -89,6 +91,11 @@ export class McpGateway {
   /** MCP sessions this node holds. */
   get sessionCount(): number {
     return this.loaded?.sessions.size ?? 0;
+  }
+
+  /** Notification streams (GET) of sessions open on this node. */
+  get openStreams(): number {
+    return this.loaded?.sessions.openStreams ?? 0;
   }
 
   /** Those of them holding their SDK objects (in use, or among the most recently used). */

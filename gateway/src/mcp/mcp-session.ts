@@ -37,6 +37,7 @@ import { type ClientChannel, withClientChannel } from './client-requests.js';
 import { SessionEventStore, SSE_RETRY_MS } from './event-store.js';
 import { type Federation, toolsSignature } from './federation.js';
 import { federatedUri, namingOf } from './names.js';
+import { SessionBus } from './session-bus.js';
 import { SessionIds } from './session-ids.js';
 import type { McpCaller } from './tool-call.js';
 
@@ -81,6 +82,8 @@ export interface SessionOwner {
    * node's, shared by its sessions; each session gets only what its own level lets through).
    */
   upstreamLogLevel?(): LoggingLevel | undefined;
+  /** How the nodes reach each other about a session (a client's answer POSTed to another node than the asking one). */
+  readonly bus?: SessionBus;
 }
 
 /** The SDK objects of a session in use: a Server with the federated handlers, connected to its own transport. */
@@ -95,6 +98,8 @@ export class SessionProtocol {
   readonly pending = new Set<RequestId>();
   /** The tools/call requests in flight, by JSON-RPC id: the server each calls (its log messages go on the call's stream). */
   readonly calls = new Map<RequestId, string>();
+  /** The SDK's ids of the requests sent to the client (sampling, elicitation) and not answered yet. */
+  private readonly asked = new Set<number>();
 
   constructor(
     readonly id: string,
@@ -105,6 +110,8 @@ export class SessionProtocol {
     upstreamCapabilities: ServerCapabilities = {},
     /** Keeps the client's level and says which level the upstreams get. */
     onLevel: (level: LoggingLevel) => LoggingLevel = (level) => level,
+    /** Requests to the client go out with ids naming this node, so that its answer finds it from any node. */
+    private readonly bus?: SessionBus,
   ) {
     this.server = new Server(
       { name: 'agentgw', version: VERSION },
@@ -189,7 +196,7 @@ export class SessionProtocol {
     const send = transport.send.bind(transport);
     transport.send = async (message: JSONRPCMessage, options) => {
       try {
-        await send(isJSONRPCErrorResponse(message) ? unprefixed(message) : message, options);
+        await send(this.outgoing(isJSONRPCErrorResponse(message) ? unprefixed(message) : message), options);
       } finally {
         const answered = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
         if (answered !== undefined && this.pending.delete(answered)) onSettled();
@@ -198,16 +205,56 @@ export class SessionProtocol {
     this.transport = transport;
   }
 
+  /**
+   * A request to the client goes out with an id naming this node (`agentgw-<node>-<n>`): unique among the nodes, which
+   * each count their own, and telling the node the client's answer lands on where to send it (see session-bus.ts).
+   */
+  private outgoing(message: JSONRPCMessage): JSONRPCMessage {
+    if (!this.bus) return message;
+    if ('method' in message && 'id' in message && typeof message.id === 'number') {
+      this.asked.add(message.id);
+      return { ...message, id: this.bus.tag(message.id) };
+    }
+    // The SDK gave up on one (timeout, or the call ended): its cancellation names the id the client knows.
+    if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
+      const target = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof target === 'number' && this.asked.delete(target)) return { ...message, params: { ...message.params, requestId: this.bus.tag(target) } };
+    }
+    return message;
+  }
+
+  /** A client's answer (here or from another node) to a request this node sent: with the SDK's own id again. */
+  private incoming(message: JSONRPCMessage): JSONRPCMessage {
+    if (!this.bus || 'method' in message || !('id' in message)) return message;
+    const tagged = SessionBus.untag(message.id);
+    if (!tagged || tagged.node !== this.bus.node || !this.asked.delete(tagged.id)) return message;
+    return { ...message, id: tagged.id };
+  }
+
+  /** Whether the answer is to a request this node sent the client and is waiting for. */
+  awaits(id: unknown): boolean {
+    const tagged = SessionBus.untag(id);
+    return tagged !== undefined && tagged.node === this.bus?.node && this.asked.has(tagged.id);
+  }
+
+  /** A client's answer that another node received: handed to the SDK as if POSTed here. */
+  deliver(message: JSONRPCMessage): void {
+    this.transport.onmessage?.(message);
+  }
+
   /** Connects the server to its transport and, for a session made earlier, replays its initialisation. */
   async open(replayVersion?: string): Promise<void> {
     await this.server.connect(this.transport);
+    const onmessage = this.transport.onmessage;
+    if (onmessage) this.transport.onmessage = (message, extra) => onmessage(this.incoming(message), extra);
     if (replayVersion === undefined) return;
     const headers = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
     const init = {
       jsonrpc: '2.0' as const,
       id: 'agentgw-restore',
       method: 'initialize',
-      params: { protocolVersion: replayVersion, capabilities: {}, clientInfo: { name: 'agentgw-restored-session', version: VERSION } },
+      // What the client declared it takes, as its id carries it: it is asked for sampling and elicitation from any node.
+      params: { protocolVersion: replayVersion, capabilities: SessionIds.clientCapabilitiesOf(this.id), clientInfo: { name: 'agentgw-restored-session', version: VERSION } },
     };
     const initialized = { jsonrpc: '2.0' as const, method: 'notifications/initialized' };
     const withSession = { ...headers, 'mcp-session-id': this.id, 'mcp-protocol-version': replayVersion };
@@ -293,6 +340,10 @@ export class McpSession {
   async handle(request: Request, body: unknown, caller: McpCaller): Promise<Response> {
     const { ids, cancelled } = idsOf(body);
     if (this.ended) return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: ids.length === 1 ? ids[0] : null }, { status: 404 });
+    // The client's answers to requests another node sent it go to that node; what remains is served here.
+    const rest = this.forwardAnswers(body);
+    if (rest === FORWARDED) return new Response(null, { status: 202 });
+    body = rest;
     const p = this.live ?? (await this.wake());
     p.caller = caller;
     const repeated = ids.find((id, i) => p.pending.has(id) || ids.indexOf(id) !== i);
@@ -312,6 +363,24 @@ export class McpSession {
     if (response.status !== 200) this.settle(p, ids);
     this.settle(p, cancelled.filter((id) => !ids.includes(id)));
     return response;
+  }
+
+  /**
+   * Sends each JSON-RPC answer in the body to the node whose request it answers (its id names the node), when that is
+   * another node; the body without them, or FORWARDED when nothing is left.
+   */
+  private forwardAnswers(body: unknown): unknown {
+    const bus = this.owner.bus;
+    if (!bus?.shared) return body;
+    const messages = Array.isArray(body) ? body : [body];
+    const rest = messages.filter((m) => {
+      if (typeof m !== 'object' || m === null || 'method' in m || !('result' in m || 'error' in m)) return true;
+      const to = SessionBus.untag((m as { id?: unknown }).id);
+      return !to || to.node === bus.node || !bus.sendAnswer(to.node, this.id, m as JSONRPCMessage);
+    });
+    if (rest.length === messages.length) return body;
+    if (rest.length === 0) return FORWARDED;
+    return Array.isArray(body) ? rest : rest[0];
   }
 
   /** Drops the SDK objects (streams still open end); the session goes on and is rebuilt on its next request. */
@@ -349,6 +418,7 @@ export class McpSession {
         this.logLevel = level;
         return this.owner.upstreamLogLevel?.() ?? level;
       },
+      this.owner.bus,
     );
   }
 
@@ -373,6 +443,8 @@ export class McpSession {
     return this.waking;
   }
 }
+
+const FORWARDED = Symbol('forwarded');
 
 /** Log levels, least severe first. */
 export const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];

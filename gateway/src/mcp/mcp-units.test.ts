@@ -55,6 +55,19 @@ describe('session ids', () => {
     expect(ids.verify(`${nonce}.${version}.${sig!.slice(0, -1)}A`, 'agt_1')).toBe(null);
     expect(ids.verify('not-a-session', 'agt_1')).toBeNull();
   });
+
+  test('carry what the client declared it takes, signed: another node asks it for sampling and elicitation only then', () => {
+    const id = ids.mint('agt_1', '2025-11-25', { sampling: { tools: {} }, elicitation: { form: {} }, roots: { listChanged: true }, experimental: { x: {} } });
+    expect(id).toMatch(/^[\x21-\x7e]{1,128}$/);
+    expect(ids.verify(id, 'agt_1')).toEqual({ protocolVersion: '2025-11-25' });
+    expect(SessionIds.clientCapabilitiesOf(id)).toEqual({ sampling: { tools: {} }, elicitation: { form: {} }, roots: { listChanged: true } });
+    const [nonce, version, , sig] = id.split('.');
+    // Capabilities added to an id, or taken off it, break its signature.
+    expect(ids.verify(`${nonce}.${version}.se.${sig}`, 'agt_1')).toBeNull();
+    expect(ids.verify(`${nonce}.${version}.${sig}`, 'agt_1')).toBeNull();
+    expect(SessionIds.clientCapabilitiesOf(ids.mint('agt_1', '2025-11-25', {}))).toEqual({});
+    expect(SessionIds.clientCapabilitiesOf(ids.mint('agt_1', '2025-11-25', 'nonsense'))).toEqual({});
+  });
 });
 
 describe('allowed_tools', () => {

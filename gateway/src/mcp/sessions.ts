@@ -5,12 +5,13 @@
 // request with its id is a 404, as the MCP spec answers an unknown session, and the client initialises a new one); only
 // the WARM most recently used keep their SDK objects when idle. Sessions with a notification stream open are told when
 // what their agent may call changes.
-import { LATEST_PROTOCOL_VERSION, type LoggingLevel, type LoggingMessageNotification, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type LoggingLevel, type LoggingMessageNotification, type ServerNotification, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { Federation } from './federation.js';
 import { LOG_LEVELS, McpSession, type SessionOwner } from './mcp-session.js';
 import { federatedUri, namingOf } from './names.js';
 import type { SessionActivity } from './session-activity.js';
+import { SessionBus } from './session-bus.js';
 import type { SessionIds } from './session-ids.js';
 
 export { McpSession } from './mcp-session.js';
@@ -64,7 +65,19 @@ export class Sessions implements SessionOwner {
     private readonly activity: SessionActivity,
     private readonly limits: SessionLimits,
     private readonly log?: { warn: (obj: object, msg: string) => void },
+    /** How the nodes reach each other about a session (see session-bus.ts); one node alone without it. */
+    readonly bus: SessionBus = new SessionBus(),
   ) {
+    bus.listen({
+      answer: (id, message) => {
+        const p = this.byId.get(id)?.protocol;
+        if (p && 'id' in message && p.awaits(message.id)) p.deliver(message);
+      },
+      notify: (id, notification) => {
+        const s = this.byId.get(id);
+        if (s && s.streams > 0) void s.protocol?.server.notification({ method: notification.method, params: notification.params } as ServerNotification).catch(() => undefined);
+      },
+    });
     this.idleMs = Math.min(IDLE_MS, activity.idleMs);
     this.sweepEveryMs = Math.min(60_000, Math.max(WATCH_MS, activity.writeEveryMs));
     federation.upstreams.onLog = (server, params) => this.relayLog(server, params);
@@ -75,6 +88,13 @@ export class Sessions implements SessionOwner {
 
   get size(): number {
     return this.byId.size;
+  }
+
+  /** Notification streams open on this node. */
+  get openStreams(): number {
+    let n = 0;
+    for (const s of this.byId.values()) n += s.streams;
+    return n;
   }
 
   /** Sessions holding their SDK objects. */
@@ -88,8 +108,8 @@ export class Sessions implements SessionOwner {
    * A new session for an initialize request: its id is minted now (the transport hands it out in Mcp-Session-Id).
    * The session is entered: leave() it when the answer has ended.
    */
-  async create(agentId: string, requestedVersion: unknown, scope?: string): Promise<McpSession> {
-    const id = this.ids.mint(signedFor(agentId, scope), negotiatedVersion(requestedVersion));
+  async create(agentId: string, requestedVersion: unknown, scope?: string, clientCapabilities?: unknown): Promise<McpSession> {
+    const id = this.ids.mint(signedFor(agentId, scope), negotiatedVersion(requestedVersion), clientCapabilities);
     await this.activity.started(id);
     const session = this.add(id, agentId, scope);
     session.enter();
@@ -283,13 +303,20 @@ export class Sessions implements SessionOwner {
     return most;
   }
 
-  /** A resource changed: the sessions of this node subscribed to it are told on their notification stream. */
+  /**
+   * A resource changed: the sessions of this node subscribed to it are told on their notification stream, or, when
+   * that stream is open on another node (a client sent round-robin), through that node.
+   */
   private relayUpdated(server: string, upstreamUri: string): void {
     for (const id of this.federation.subscribersOf(federatedUri(server, upstreamUri))) {
       const s = this.byId.get(id);
       const p = s?.protocol;
       // What the agent may see is read again: a policy changed since the subscribe ends its updates.
-      if (p?.caller && this.federation.sees(p.caller, server)) void p.server.sendResourceUpdated({ uri: namingOf(s!.scope).uri(server, upstreamUri) }).catch(() => undefined);
+      if (!p?.caller || !this.federation.sees(p.caller, server)) continue;
+      const params = { uri: namingOf(s!.scope).uri(server, upstreamUri) };
+      if (s!.streams > 0 || !this.bus.sendNotification(id, { jsonrpc: '2.0', method: 'notifications/resources/updated', params })) {
+        void p.server.sendResourceUpdated(params).catch(() => undefined);
+      }
     }
   }
 
@@ -322,6 +349,7 @@ export class Sessions implements SessionOwner {
   /** Closes every session (their notification streams end, so connections can close). */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.bus.close();
     for (const s of this.byId.values()) s.end();
     this.byId.clear();
     this.byAgent.clear();
