@@ -20,6 +20,7 @@ const WEATHER = {
 
 beforeAll(async () => {
   google = await startScriptedGemini((req) => {
+    if (req.model === 'gemini-down') return { status: 503, body: { error: { code: 503, message: 'overloaded', status: 'UNAVAILABLE' } } };
     const last = JSON.stringify(req.body.contents.at(-1));
     if (last.includes('weather') && !last.includes('functionResponse')) return geminiCalls([{ id: 'call-1', name: 'get_weather', args: { city: 'Paris' } }]);
     if (last.includes('functionResponse')) return { candidates: [{ content: { role: 'model', parts: [{ text: 'It is sunny in Paris.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 40, candidatesTokenCount: 6, totalTokenCount: 46 } };
@@ -39,7 +40,7 @@ beforeAll(async () => {
         google: { type: 'gemini', base_url: google.url, api_key: 'goog-upstream-secret' },
         anthropic: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-upstream-secret' },
       },
-      models: { 'gemini-*': ['google/gemini-2.5-pro'], 'claude-*': ['anthropic/claude-sonnet-4-5'] },
+      models: { 'gemini-*': ['google/gemini-2.5-pro'], 'claude-*': ['anthropic/claude-sonnet-4-5'], 'fallback-model': ['google/gemini-down', 'anthropic/claude-sonnet-4-5'] },
       prices: {
         'google/gemini-2.5-pro': { input: 1.25, output: 10, cached_input: 0.31 },
         'anthropic/claude-sonnet-4-5': { input: 3, output: 15 },
@@ -48,7 +49,7 @@ beforeAll(async () => {
   });
   admin = adminClient(gw.adminUrl, gw.adminKey);
   await admin.tenant('acme');
-  await admin.policy('no-gpt', { tenant_id: 'acme', allowed_models: ['gemini-*', 'claude-*', 'google/*', 'anthropic/*'] });
+  await admin.policy('no-gpt', { tenant_id: 'acme', allowed_models: ['gemini-*', 'claude-*', 'google/*', 'anthropic/*', 'fallback-model'] });
   key = (await admin.agent('acme', 'gem', 'no-gpt')).api_key;
 });
 afterAll(async () => {
@@ -172,6 +173,14 @@ describe('the @google/genai SDK against /v1beta, translated for an anthropic pro
     const msgs = anthropic.messageRequests.at(-1)!.body.messages;
     expect(msgs[1].content[0]).toMatchObject({ type: 'tool_use', id: 'toolu_01abc', name: 'get_weather', input: { city: 'Lyon' } });
     expect(msgs[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_01abc' });
+  });
+
+  test('a gemini target that fails falls back to an Anthropic-format one: the answer is translated, the step names the target that served', async () => {
+    const res = await client(key, { 'x-agent-trace-id': 'genai-fallback' }).models.generateContent({ model: 'fallback-model', contents: 'hi' });
+    expect(res.text).toBe('Hello from Claude');
+    const t = await traceOf('genai-fallback');
+    expect(t.requests[0]).toMatchObject({ endpoint: 'gemini', provider: 'anthropic', model: 'anthropic/claude-sonnet-4-5', http_status: 200 });
+    expect(google.requests.at(-1)!.model).toBe('gemini-down');
   });
 
   test('countTokens is counted locally', async () => {
