@@ -4,6 +4,7 @@
 import { AgentgwError } from '../../../contract/index.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, sendJson } from '../../exchange.js';
+import { planFor } from '../../admission.js';
 import { allowedModels } from '../../models.js';
 import { gemini } from './gemini.js';
 import { geminiCountTokens } from './gemini-count-tokens.js';
@@ -86,7 +87,17 @@ export function geminiModels(dp: DataPlane, ex: Exchange, one: boolean): void {
     return;
   }
   const id = geminiRouteOf(ex.req.url ?? '').model;
-  const found = list.find((m) => m.id === id);
+  const found = list.find((m) => m.id === id) ?? routed(dp, ex, id);
   if (!found) throw new AgentgwError('route_not_found', `Model ${id} is not one this agent may use: list them with GET /v1beta/models.`, { param: 'model' });
-  sendJson(ex, 200, JSON.stringify(modelResource(found.id, found.owned_by)));
+  sendJson(ex, 200, JSON.stringify(modelResource(id, found.owned_by)));
+}
+
+/** A model id no list names that a request could still use (a bare id a glob alias matches, a provider's unlisted model). */
+function routed(dp: DataPlane, ex: Exchange, id: string): { owned_by: string } | undefined {
+  try {
+    const plan = planFor(dp, ex.ctx, id);
+    return plan.priced.length > 0 ? { owned_by: plan.priced[0]!.provider.name } : undefined;
+  } catch {
+    return undefined;
+  }
 }

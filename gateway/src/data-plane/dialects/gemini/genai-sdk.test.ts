@@ -237,6 +237,8 @@ describe('errors in Google shape', () => {
     expect(names).toContain('models/claude-*');
     const one = await beta().models.get({ model: 'claude-*' });
     expect(one.name).toBe('models/claude-*');
+    // A bare id a glob alias matches is one a request may use.
+    expect((await beta().models.get({ model: 'gemini-2.5-flash' })).name).toBe('models/gemini-2.5-flash');
     const missing = await fetch(`${gw.url}/v1beta/models/nope`, { headers: { 'x-goog-api-key': key } });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as any).error.status).toBe('NOT_FOUND');
