@@ -1,0 +1,125 @@
+// The real Claude Code CLI (headless, offline) with an --mcp-config naming one server through /mcp/<server>, as the
+// README shows it: it calls that server's tool under the server's own name, the upstream reports progress while it
+// runs (Claude Code asks for it), and the tool's result reaches the model.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { z } from 'zod';
+import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { adminClient } from '../test-support/admin.js';
+import { runClaudeCode, toolResults, toolRoundTripScript } from '../test-support/claude-code.js';
+import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
+import { type ScriptedAnthropic, startScriptedAnthropic } from '../test-support/scripted-anthropic.js';
+
+/** A build server: its one tool reports each step as progress (when the caller asks for it) and answers with a build id. */
+interface BuildServer {
+  url: string;
+  /** The progress token of each call (undefined: the caller asked for none), and the notifications sent for it. */
+  calls: Array<{ token: string | number | undefined; sent: number }>;
+  close(): Promise<void>;
+}
+
+async function startBuildServer(): Promise<BuildServer> {
+  const calls: BuildServer['calls'] = [];
+  const http: Server = createServer(async (req, res) => {
+    const server = new McpServer({ name: 'builds', version: '1.0.0' });
+    server.registerTool('run_build', { description: 'Builds the project; reports each step as progress.', inputSchema: { target: z.string() } }, async ({ target }, extra) => {
+      const call = { token: extra._meta?.progressToken, sent: 0 };
+      calls.push(call);
+      for (let step = 1; step <= 3; step++) {
+        if (call.token === undefined) continue;
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: call.token, progress: step, total: 3, message: `step ${step} of 3` } });
+        call.sent++;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return { content: [{ type: 'text', text: `build ${target} finished: id bld-7f3a after 3 steps` }] };
+    });
+    // Stateless: a server and transport per request.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => void transport.close());
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    calls,
+    close: async () => {
+      http.closeAllConnections();
+      await new Promise<void>((r) => http.close(() => r()));
+    },
+  };
+}
+
+let builds: BuildServer;
+let model: ScriptedAnthropic;
+let gw: TestGateway;
+let dir: string;
+
+beforeAll(async () => {
+  builds = await startBuildServer();
+  // One tool round trip: call the build tool, then answer with what it returned.
+  model = await startScriptedAnthropic(
+    toolRoundTripScript({ name: 'mcp__builds__run_build', input: { target: 'web' } }, (body) => `The build said: ${JSON.stringify(toolResults(body)[0]?.content)}`),
+  );
+  gw = await startTestGateway({
+    config: {
+      providers: { anthropic: { type: 'anthropic', base_url: model.url, api_key: 'sk-ant-upstream-secret' } },
+      models: { 'claude-*': ['anthropic/claude-sonnet-4-5'] },
+      mcp_servers: { builds: { url: builds.url } },
+    },
+  });
+  dir = await mkdtemp(join(tmpdir(), 'agentgw-cc-mcp-progress-'));
+});
+afterAll(async () => {
+  await gw?.close();
+  await model?.close();
+  await builds?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test('Claude Code uses a tool through /mcp/<server> whose upstream reports progress; the result reaches the model', async () => {
+  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  await admin.tenant('acme');
+  await admin.policy('cc-builds', { tenant_id: 'acme', allowed_tools: ['builds/run_build'] });
+  const agent = await admin.agent('acme', 'claude-code-builds', 'cc-builds');
+  const trace = `cc-mcp-progress-${Date.now()}`;
+  // The README's .mcp.json for /mcp/<server>.
+  const mcpConfig = join(dir, 'mcp.json');
+  await writeFile(
+    mcpConfig,
+    JSON.stringify({ mcpServers: { builds: { type: 'http', url: `${gw.url}/mcp/builds`, headers: { Authorization: `Bearer ${agent.api_key}`, 'X-Agent-Trace-Id': trace } } } }),
+  );
+  const run = await runClaudeCode({
+    baseUrl: gw.url,
+    apiKey: agent.api_key,
+    prompt: 'Run the build of web and tell me its id.',
+    env: { ANTHROPIC_CUSTOM_HEADERS: `X-Agent-Trace-Id: ${trace}` },
+    allowedTools: 'mcp__builds__run_build',
+    args: ['--mcp-config', mcpConfig, '--strict-mcp-config'],
+    timeoutMs: 60_000,
+  });
+  const why = `exit ${run.code}\nstdout: ${run.stdout.slice(0, 2000)}\nstderr: ${run.stderr.slice(0, 2000)}`;
+  expect(run.json, why).not.toBeNull();
+  expect(run.json!.is_error, why).toBe(false);
+  // The model was offered the server's tool under its own name (no agentgw prefix), and read what it returned.
+  expect(model.messageRequests[0]!.body.tools.map((t: { name: string }) => t.name)).toContain('mcp__builds__run_build');
+  expect(JSON.stringify(toolResults(model.messageRequests.at(-1)!.body))).toContain('build web finished: id bld-7f3a after 3 steps');
+  expect(run.json!.result, why).toContain('bld-7f3a');
+  // Claude Code asked for progress: its token reached the upstream through agentgw, which sent its three notifications back
+  // on the call's stream, and the call still answered.
+  expect(builds.calls).toHaveLength(1);
+  expect(builds.calls[0]!.token, 'Claude Code sent no progress token').not.toBeUndefined();
+  expect(builds.calls[0]!.sent).toBe(3);
+  const api = adminApi(gw.adminUrl, gw.adminKey);
+  const detail = await eventually(async () => {
+    const res = await api<TraceDetail>('GET', `/traces/${trace}`);
+    return res.status === 200 && res.body.requests.some((s) => s.endpoint === 'mcp') ? res.body : undefined;
+  }, 10_000, 'the trace with the tool step');
+  expect(detail.requests.map((s) => [s.endpoint, s.tool ?? null, s.status])).toContainEqual(['mcp', 'builds/run_build', 'ok']);
+}, 90_000);
