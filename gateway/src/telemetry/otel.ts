@@ -133,6 +133,7 @@ function toolCallEvents(span: Span, r: UsageRecord, at: number): void {
         'agentgw.tool.decision': c.decision,
         ...(c.rule ? { 'agentgw.tool.rule.policy_id': c.rule.policy_id, 'agentgw.tool.rule.index': c.rule.index } : {}),
         ...(c.reason !== null ? { 'agentgw.tool.reason': c.reason } : {}),
+        ...(c.approval_id ? { 'agentgw.tool.approval_id': c.approval_id } : {}),
         'agentgw.tool.wait_ms': c.wait_ms,
       },
       at,

@@ -19,6 +19,7 @@ const otlp = createServer((req, res) => {
 let upstream: ScriptedOpenAI;
 let gw: TestGateway;
 let key: string;
+let askKey: string;
 
 beforeAll(async () => {
   await new Promise<void>((r) => otlp.listen(0, '127.0.0.1', r));
@@ -36,6 +37,8 @@ beforeAll(async () => {
   await admin.tenant('acme');
   await admin.policy('guard', { tool_rules: [{ tools: ['Bash'], when: { command: 'rm *' }, action: 'deny', reason: 'no deletions' }] });
   key = (await admin.agent('acme', 'coder', 'guard')).api_key;
+  await admin.policy('ask', { tool_rules: [{ tools: ['Bash'], when: { command: 'rm *' }, action: 'approve' }] });
+  askKey = (await admin.agent('acme', 'asker', 'ask')).api_key;
 });
 afterAll(async () => {
   await gw?.close();
@@ -63,4 +66,29 @@ test("a step's span lists its proposed calls as events, each with its decision a
     'agentgw.tool.wait_ms': expect.anything(),
   });
   expect(read(events![1])).toMatchObject({ 'gen_ai.tool.call.id': 'call_ls', 'agentgw.tool.decision': 'allowed' });
+});
+
+test('a call held for approval is an event with its decision, the approval id and how long it waited', async () => {
+  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  const answer = new OpenAI({ apiKey: askKey, baseURL: gw.baseUrl, maxRetries: 0, defaultHeaders: { 'x-agent-trace-id': 'otel-held' } }).chat.completions.create({
+    model: 'openai/gpt-4o-mini',
+    messages: [{ role: 'user', content: 'clean' }],
+  });
+  let held: { id: string } | undefined;
+  for (let i = 0; i < 200 && !held; i++) {
+    held = (await admin.call('GET', '/approvals?trace_id=otel-held&status=pending')).data[0];
+    if (!held) await new Promise((r) => setTimeout(r, 25));
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  await admin.call('POST', `/approvals/${held!.id}/approve`, {});
+  await answer;
+  const read = (e: any) => Object.fromEntries(e.attributes.map((a: any) => [a.key, Object.values(a.value)[0]]));
+  let event: Record<string, unknown> | undefined;
+  for (let i = 0; i < 100 && !event; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    const events = bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans.flatMap((sp: any) => sp.events ?? []))));
+    event = events.map(read).find((e: any) => e['agentgw.tool.approval_id'] === held!.id);
+  }
+  expect(event).toMatchObject({ 'gen_ai.tool.call.id': 'call_rm', 'agentgw.tool.decision': 'approved', 'agentgw.tool.approval_id': held!.id });
+  expect(Number(event!['agentgw.tool.wait_ms'])).toBeGreaterThanOrEqual(300);
 });
