@@ -158,6 +158,19 @@ describe("an agent's growing conversation (parts looked up by their bytes)", () 
   });
 });
 
+describe('what the checks cannot read is priced at its worst', () => {
+  test('a cachedContent or a file by reference counts as a whole context window against the cost cap', async () => {
+    const before = google.requests.length;
+    const cached = await send('google/gemini-2.5-flash', keys.cap!, { contents: [hi], cachedContent: 'cachedContents/abc123', generationConfig: { maxOutputTokens: 64 } });
+    expect(cached.status).toBe(403);
+    expect(cached.body.error.details[0].reason).toBe('cost_cap_exceeded');
+    const file = await send('google/gemini-2.5-flash', keys.cap!, { contents: [user([{ fileData: { mimeType: 'video/mp4', fileUri: 'https://example.com/v.mp4' } }])], generationConfig: { maxOutputTokens: 64 } });
+    expect(file.status).toBe(403);
+    expect(google.requests.length).toBe(before);
+    expect((await send('google/gemini-2.5-flash', keys.cap!, { contents: [hi], generationConfig: { maxOutputTokens: 64 } })).status).toBe(200);
+  });
+});
+
 describe('members listed as carrying no text', () => {
   test("a part's thoughtSignature and inline media data are the only members the view skips", () => {
     const seen: string[] = [];

@@ -168,7 +168,9 @@ export const geminiPolicyView: PolicyView = {
     const tools = Array.isArray(body.tools) ? (body.tools as PromptRequest['tools']) : undefined;
     return (
       promptTokensUpperBound({ model: body.model as string, messages: all, tools }, { tallies: parts.tallies, toolsBytes: parts.toolsBytes, rest: membersBesides(body, COUNTED) }) +
-      mediaTokens(contents)
+      mediaTokens(contents) +
+      // A cached content is a prompt stored upstream, of a size unknown here: counted as a file by reference.
+      (typeof memberOf(body, 'cachedContent') === 'string' ? FILE_BY_REFERENCE_TOKENS : 0)
     );
   },
   // Thoughts are inside maxOutputTokens (a thinking model that thinks long answers MAX_TOKENS).
