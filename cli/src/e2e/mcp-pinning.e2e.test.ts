@@ -53,6 +53,14 @@ describe.sequential('agentgw mcp tools --server / mcp accept against a real gate
     const lookup = json.data.find((t: { name: string }) => t.name === 'lookup');
     expect(lookup.pinned_definition.description).toBe('Looks up a customer record by id.');
 
+    // Too few digits to tell a definition from another: refused, nothing is accepted.
+    for (const short of ['', lookup.digest.slice(0, 1), lookup.digest.slice(0, 11)]) {
+      const vague = await cli('mcp', 'accept', 'crm/lookup', '--digest', short);
+      expect(vague.code, short).toBe(1);
+      expect(vague.stderr).toContain('at least the 12 hex digits agentgw mcp tools --server crm shows');
+    }
+    expect((await admin.call('GET', '/mcp/servers/crm/tools')).data.find((t: { name: string }) => t.name === 'lookup').status).toBe('changed');
+
     const stale = await cli('mcp', 'accept', 'crm/lookup', '--digest', lookup.pinned_digest.slice(0, 12));
     expect(stale.code).toBe(1);
     expect(stale.stderr).toContain(`not the ${lookup.pinned_digest.slice(0, 12)} you reviewed`);

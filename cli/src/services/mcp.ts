@@ -50,6 +50,10 @@ export function parseToolRef(ref: string): { server: string; tool: string } {
 /** POST /api/mcp/servers/{name}/tools/{tool}/accept: pins the definition listed now (refused when it is not `digest`, when given). */
 export async function acceptMcpTool(flags: ConnectionOptions, ref: string, digest?: string): Promise<McpPinnedTool> {
   const { server, tool } = parseToolRef(ref);
+  // Fewer digits than the table shows match too many definitions (none at all match every one): the review would prove nothing.
+  if (digest !== undefined && !/^[0-9a-fA-F]{12,64}$/.test(digest)) {
+    throw new CliError(`--digest takes the digest you reviewed: at least the 12 hex digits agentgw mcp tools --server ${server} shows, not ${JSON.stringify(digest)}`);
+  }
   if (digest !== undefined && digest.length < 64) {
     // A digest as the table prints it (its first 12 digits): completed from the definition listed now, if it is that one.
     const now = (await mcpServerTools(flags, server)).data.find((t) => t.name === tool);
