@@ -165,6 +165,32 @@ describe('recorded Gemini answers, translated', () => {
   });
 });
 
+describe('recorded Gemini answers, translated for a Chat Completions client', () => {
+  const chat = (model: string, stream = false) =>
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'go' }], ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+    });
+
+  test('thoughts stay out of the content; thought and cached tokens are reported', async () => {
+    const body = (await (await chat('google/gemini-thoughts')).json()) as any;
+    expect(body.choices[0].message.content).toBe('The capital of France is Paris.');
+    expect(body.usage).toMatchObject({ prompt_tokens: 1210, completion_tokens: 52, prompt_tokens_details: { cached_tokens: 1024 }, completion_tokens_details: { reasoning_tokens: 44 } });
+  });
+
+  test('a blocked prompt and a safety stop end with content_filter; calls come as tool_calls, streamed', async () => {
+    const blocked = (await (await chat('google/gemini-blocked')).json()) as any;
+    expect(blocked.choices[0].finish_reason).toBe('content_filter');
+    const safety = await (await chat('google/gemini-safety', true)).text();
+    expect(safety).toContain('"finish_reason":"content_filter"');
+    const calls = await (await chat('google/gemini-calls', true)).text();
+    const names = [...calls.matchAll(/"name":"([a-z_]+)"/g)].map((m) => m[1]);
+    expect(names).toEqual(['write_file', 'run_shell_command']);
+    expect(calls).toContain('"finish_reason":"tool_calls"');
+  });
+});
+
 describe('tool rules on functionCall parts', () => {
   const ask = { contents: [{ role: 'user', parts: [{ text: 'write the note, then clean' }] }] };
 
