@@ -3,6 +3,10 @@ import { z } from 'zod';
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const Millis = z.int().positive().max(3_600_000);
+const PromptCaching = z
+  .enum(['auto', 'off'], { error: 'must be "auto" or "off"' })
+  .optional()
+  .describe('"auto" (default): chat requests translated to Claude get prompt-cache breakpoints on the tools, the system prompt and the conversation so far, unless the client set its own; "off": sent as the client wrote them.');
 
 /** Settings every upstream over HTTP accepts. */
 const httpSettings = {
@@ -33,6 +37,7 @@ export const AnthropicProviderConfig = z.strictObject({
   ...httpSettings,
   api_version: z.string().min(1).optional().describe('The anthropic-version header (default 2023-06-01).'),
   default_max_tokens: z.int().positive().optional().describe('max_tokens sent when the client gives none; Anthropic requires one (default 4096).'),
+  prompt_caching: PromptCaching,
 });
 
 export const GeminiProviderConfig = z.strictObject({ type: z.literal('gemini'), ...httpSettings });
@@ -46,6 +51,7 @@ export const BedrockProviderConfig = z.strictObject({
   access_key_id: z.string().min(1).optional().describe('Default: AWS_ACCESS_KEY_ID from the environment.'),
   secret_access_key: z.string().min(1).optional().describe('Default: AWS_SECRET_ACCESS_KEY from the environment.'),
   session_token: z.string().min(1).optional().describe('Default: AWS_SESSION_TOKEN from the environment.'),
+  prompt_caching: PromptCaching,
 });
 
 export const OpenAICompatibleProviderConfig = z.strictObject({

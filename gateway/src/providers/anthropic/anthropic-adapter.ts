@@ -108,7 +108,7 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   private request(ctx: CallContext, body: OpenAIChatRequest, stream: boolean): Buffer {
     if (!this.configured) throw new AgentgwError('upstream_bad_response', `Provider "${this.name}" has no api_key configured; set it in the gateway configuration.`);
-    return stringifyBody(convertToAnthropicRequest(this.name, ctx.model, body, this.config.default_max_tokens ?? DEFAULT_MAX_TOKENS, stream));
+    return stringifyBody(convertToAnthropicRequest(this.name, ctx.model, body, this.config.default_max_tokens ?? DEFAULT_MAX_TOKENS, stream, this.config.prompt_caching));
   }
 }
 

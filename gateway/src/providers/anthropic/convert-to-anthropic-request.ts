@@ -3,6 +3,7 @@ import { AgentgwError } from '../../contract/errors.js';
 import type { OpenAIChatRequest } from '../openai-format.js';
 import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
 import type { AnthropicRequest } from './anthropic-api.js';
+import { type PromptCaching, placeAnthropicCacheBreakpoints } from './auto-cache.js';
 import { type Breakpoint, checkBreakpointCount, checkTtlOrder } from './cache-control.js';
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { prepareAnthropicTools } from './prepare-anthropic-tools.js';
@@ -31,6 +32,7 @@ export function convertToAnthropicRequest(
   body: OpenAIChatRequest,
   defaultMaxTokens: number,
   stream: boolean,
+  promptCaching: PromptCaching = 'auto',
 ): AnthropicRequest {
   if (body.n != null && body.n > 1) {
     throw new AgentgwError('validation_failed', `Provider "${provider}" returns one choice per request; send n = 1.`, { param: 'n' });
@@ -51,6 +53,8 @@ export function convertToAnthropicRequest(
     ...tools,
   };
   if (system !== undefined) request.system = system;
+  // Breakpoints the client set are its choice; without any, the gateway places its own (auto-cache.ts).
+  if (promptCaching === 'auto' && marks.length === 0) placeAnthropicCacheBreakpoints(model, request);
   if (body.temperature != null) request.temperature = body.temperature;
   if (body.top_p != null) request.top_p = body.top_p;
   const stop = stopSequences(body.stop);

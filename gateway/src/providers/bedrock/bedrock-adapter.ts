@@ -20,10 +20,9 @@ import { bedrockStreamFrames } from './bedrock-stream-frames.js';
 import { convertBedrockResponse } from './convert-bedrock-response.js';
 import { bedrockEmbeddingFamily, cohereEmbeddingBody, cohereVectors, titanEmbeddingBody, titanVector } from './convert-to-bedrock-embeddings.js';
 import { convertToBedrockRequest } from './convert-to-bedrock-request.js';
+import type { PromptCaching } from '../anthropic/auto-cache.js';
+import { CLAUDE_MODEL } from './auto-cache-points.js';
 import { BedrockSigner, type BedrockAuth } from './sign-bedrock-request.js';
-
-/** Claude model ids on Bedrock: `anthropic.claude-...`, with or without a region prefix (`us.anthropic.claude-...`). */
-const CLAUDE_MODEL = /(^|[.:/])anthropic\.claude|^claude-/;
 
 /** A Messages request in InvokeModel's envelope: no model or stream field, Bedrock's version, the betas in the body. */
 function invokeBody(body: Record<string, unknown>, ctx: MessagesCallContext): string {
@@ -62,6 +61,7 @@ export class BedrockAdapter implements ProviderAdapter {
   private readonly client: UpstreamClient;
   private readonly signer: BedrockSigner;
   private readonly extraHeaders: Record<string, string>;
+  private readonly promptCaching: PromptCaching;
 
   constructor(readonly name: string, config: BedrockProviderConfig) {
     const region = bedrockRegion(config);
@@ -74,10 +74,11 @@ export class BedrockAdapter implements ProviderAdapter {
     this.configured = auth.kind !== 'none';
     this.signer = new BedrockSigner(auth);
     this.extraHeaders = config.headers ?? {};
+    this.promptCaching = config.prompt_caching ?? 'auto';
   }
 
   async chat(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatResult> {
-    const payload = JSON.stringify(convertToBedrockRequest(this.name, body));
+    const payload = JSON.stringify(convertToBedrockRequest(this.name, body, ctx.model, this.promptCaching));
     const response = await this.send(`/model/${encodeURIComponent(ctx.model)}/converse`, payload, JSON_HEADERS, ctx.signal);
     const json = await readJsonBody<BedrockConverseResponse>(this.client, response, ctx.signal);
     if (!json.output?.message || !Array.isArray(json.output.message.content)) throw badUpstreamResponse(this.identity, 'answered without an output message.');
@@ -85,7 +86,7 @@ export class BedrockAdapter implements ProviderAdapter {
   }
 
   async chatStream(ctx: CallContext, body: OpenAIChatRequest): Promise<ChatStream> {
-    const payload = JSON.stringify(convertToBedrockRequest(this.name, body));
+    const payload = JSON.stringify(convertToBedrockRequest(this.name, body, ctx.model, this.promptCaching));
     const response = await this.send(`/model/${encodeURIComponent(ctx.model)}/converse-stream`, payload, STREAM_HEADERS, ctx.signal);
     const meter = new StreamMeter(() => estimatePromptTokens(body));
     const state = { finishReason: null as OpenAIFinishReason | null };

@@ -5,8 +5,10 @@ import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
 import { type Breakpoint, cacheControlOf, checkTtlOrder } from '../anthropic/cache-control.js';
 import type { BedrockCachePoint, BedrockConverseRequest, BedrockToolSpec } from './bedrock-api.js';
 import { cachePoint, convertToBedrockMessages } from './convert-to-bedrock-messages.js';
+import type { PromptCaching } from '../anthropic/auto-cache.js';
+import { placeBedrockCachePoints } from './auto-cache-points.js';
 
-export function convertToBedrockRequest(provider: string, body: OpenAIChatRequest): BedrockConverseRequest {
+export function convertToBedrockRequest(provider: string, body: OpenAIChatRequest, model = '', promptCaching: PromptCaching = 'auto'): BedrockConverseRequest {
   if (body.n != null && body.n > 1) {
     throw new AgentgwError('validation_failed', `Provider "${provider}" returns one choice per request; send n = 1.`, { param: 'n' });
   }
@@ -49,6 +51,8 @@ export function convertToBedrockRequest(provider: string, body: OpenAIChatReques
   }
   // Converse reads the prompt as tools, then system, then messages.
   checkTtlOrder(provider, [...toolBreakpoints, ...breakpoints]);
+  // Breakpoints the client set are its choice; without any, the gateway places its own on Claude (auto-cache-points.ts).
+  if (promptCaching === 'auto' && toolBreakpoints.length === 0 && breakpoints.length === 0) placeBedrockCachePoints(model, request);
 
   const format = body.response_format;
   if (format?.type === 'json_schema' && format.json_schema.schema) {

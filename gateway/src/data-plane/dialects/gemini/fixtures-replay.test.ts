@@ -113,7 +113,8 @@ describe("Gemini CLI's recorded requests", () => {
     const got = events(await res.text());
     expect(got.at(-1).candidates[0].finishReason).toBe('STOP');
     const sent = anthropic.messageRequests.at(-1)!.body;
-    expect(sent.system).toContain('You are Gemini CLI');
+    // Gemini CLI's long system prompt is cached automatically: one block, marked for the prompt cache.
+    expect(sent.system).toEqual([{ type: 'text', text: expect.stringContaining('You are Gemini CLI'), cache_control: { type: 'ephemeral' } }]);
     expect(sent.tools).toHaveLength(15);
     expect(sent.tools.map((t: any) => t.name)).toContain('write_file');
     const uses = sent.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_use');
