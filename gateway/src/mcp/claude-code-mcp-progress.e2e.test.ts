@@ -1,6 +1,7 @@
 // The real Claude Code CLI (headless, offline) with an --mcp-config naming one server through /mcp/<server>, as the
 // README shows it: it calls that server's tool under the server's own name, the upstream reports progress while it
 // runs (Claude Code asks for it), and the tool's result reaches the model.
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { z } from 'zod';
 import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
 import { adminClient } from '../test-support/admin.js';
-import { runClaudeCode, toolResults, toolRoundTripScript } from '../test-support/claude-code.js';
+import { CLAUDE_CODE_OFFLINE_ENV, claudeCodeBinary, runClaudeCode, toolResults, toolRoundTripScript } from '../test-support/claude-code.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { type ScriptedAnthropic, startScriptedAnthropic } from '../test-support/scripted-anthropic.js';
 
@@ -63,10 +64,11 @@ let dir: string;
 
 beforeAll(async () => {
   builds = await startBuildServer();
-  // One tool round trip: call the build tool, then answer with what it returned.
-  model = await startScriptedAnthropic(
-    toolRoundTripScript({ name: 'mcp__builds__run_build', input: { target: 'web' } }, (body) => `The build said: ${JSON.stringify(toolResults(body)[0]?.content)}`),
-  );
+  // One tool round trip: call the build tool (under whichever name Claude Code offers it), then answer with what it returned.
+  model = await startScriptedAnthropic((body, i, headers) => {
+    const name = (body?.tools ?? []).map((t: { name: string }) => t.name).find((n: string) => n.endsWith('run_build')) ?? 'run_build';
+    return toolRoundTripScript({ name, input: { target: 'web' } }, (b) => `The build said: ${JSON.stringify(toolResults(b)[0]?.content)}`)(body, i, headers);
+  });
   gw = await startTestGateway({
     config: {
       providers: { anthropic: { type: 'anthropic', base_url: model.url, api_key: 'sk-ant-upstream-secret' } },
@@ -122,4 +124,29 @@ test('Claude Code uses a tool through /mcp/<server> whose upstream reports progr
     return res.status === 200 && res.body.requests.some((s) => s.endpoint === 'mcp') ? res.body : undefined;
   }, 10_000, 'the trace with the tool step');
   expect(detail.requests.map((s) => [s.endpoint, s.tool ?? null, s.status])).toContainEqual(['mcp', 'builds/run_build', 'ok']);
+}, 90_000);
+
+test("the README's `claude mcp add --transport http ... --header` for /mcp: Claude Code calls the federated tool", async () => {
+  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  const agent = await admin.agent('acme', 'claude-code-added', 'cc-builds');
+  const home = await mkdtemp(join(dir, 'home-'));
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...CLAUDE_CODE_OFFLINE_ENV };
+  const args = ['mcp', 'add', '--transport', 'http', '-s', 'user', 'agentgw', `${gw.url}/mcp`, '--header', `Authorization: Bearer ${agent.api_key}`];
+  await new Promise<void>((resolve, reject) => execFile(claudeCodeBinary(), args, { env, timeout: 30_000 }, (err, _out, stderr) => (err ? reject(new Error(`claude mcp add: ${stderr}`)) : resolve())));
+  const before = builds.calls.length;
+  const run = await runClaudeCode({
+    baseUrl: gw.url,
+    apiKey: agent.api_key,
+    home,
+    prompt: 'Run the build of web and tell me its id.',
+    allowedTools: 'mcp__agentgw__builds__run_build',
+    timeoutMs: 60_000,
+  });
+  const why = `exit ${run.code}\nstdout: ${run.stdout.slice(0, 2000)}\nstderr: ${run.stderr.slice(0, 2000)}`;
+  expect(run.json, why).not.toBeNull();
+  expect(run.json!.is_error, why).toBe(false);
+  expect(run.json!.result, why).toContain('bld-7f3a');
+  // Through /mcp the tool is <server>__<tool>, which Claude Code prefixes with the name given to `claude mcp add`.
+  expect(model.messageRequests.at(-1)!.body.tools.map((t: { name: string }) => t.name)).toContain('mcp__agentgw__builds__run_build');
+  expect(builds.calls.slice(before).map((c) => c.sent)).toEqual([3]);
 }, 90_000);
