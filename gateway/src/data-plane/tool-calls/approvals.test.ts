@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../../test-support/admin.js';
+import { eventually } from '../../test-support/admin-api.js';
 import { type TestGateway, startTestGateway } from '../../test-support/gateway.js';
 import { type ScriptedAnthropic, startScriptedAnthropic } from '../../test-support/scripted-anthropic.js';
 import { type ScriptedOpenAI, startScriptedOpenAI } from '../../test-support/scripted-openai.js';
@@ -248,6 +249,14 @@ describe('a client that leaves while its call is held abandons the approval', ()
       // Nobody can decide it any more.
       await decide(gw, held.id, 'approve', undefined, 409);
       expect(gw.runtime.approvals.holding).toBe(0);
+      // The step is recorded as a client that left (billed for the answer all the same), its call abandoned.
+      const step = await eventually(async () => {
+        await gw.runtime.dataPlane.usage.flush();
+        const t = await adminClient(gw.adminUrl, gw.adminKey).call('GET', `/traces/${trace}`, undefined, undefined).catch(() => null);
+        return t?.requests?.[0] as { http_status: number; error_code: string | null; tool_calls: Array<{ decision: string; approval_id: string }> } | undefined;
+      });
+      expect([step.http_status, step.error_code]).toEqual([499, 'client_closed']);
+      expect(step.tool_calls.map((c) => [c.decision, c.approval_id])).toEqual([['abandoned', held.id]]);
     });
   }
 });

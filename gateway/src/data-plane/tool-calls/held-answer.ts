@@ -2,6 +2,7 @@
 // keep-alives (SSE comments; `ping` events on Messages); a non-streamed answer sends its status and headers early, then
 // leading whitespace, then its JSON body (still valid JSON: the SDKs parse it).
 import type { ServerResponse } from 'node:http';
+import { AgentgwError } from '../../contract/index.js';
 import { type Exchange, sendJson } from '../exchange.js';
 import type { ToolGate } from './gate.js';
 
@@ -47,6 +48,13 @@ export class HeldJsonAnswer {
     if (this.extra) for (const k in this.extra) headers.push(k, this.extra[k]!);
     res.writeHead(200, headers);
     res.write('\n');
+  }
+
+  /** How the answer is recorded: 200, or 499 client_closed when the client left while a call waited (billed all the same). */
+  outcome(): { httpStatus: number; error?: AgentgwError } {
+    if (!this.started || !this.ex.res.destroyed || this.ex.res.writableFinished) return { httpStatus: 200 };
+    const error = new AgentgwError('client_closed', 'The client closed the connection while a tool call waited for approval.');
+    return { httpStatus: error.status, error };
   }
 
   send(text: string, extra?: Record<string, string>): void {

@@ -114,7 +114,7 @@ async function generateContent(dp: DataPlane, ex: Exchange, a: Admission<Json & 
     if (await gateGeminiResponse(response, gate)) text = JSON.stringify(response);
   }
   // Journaled before the answer leaves: a crash after it loses no billed row.
-  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
+  await dp.record(ctx, { ...held.outcome(), usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
   held.send(text);
   await settle();
 }

@@ -137,7 +137,7 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
     if (await gateMessage(message, gate)) text = JSON.stringify(message);
   }
   // Journaled before the answer leaves: a crash after it loses no billed row.
-  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
+  await dp.record(ctx, { ...held.outcome(), usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, toolCalls: gate?.records });
   held.send(text);
   await settle();
 }

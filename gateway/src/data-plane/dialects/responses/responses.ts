@@ -189,7 +189,7 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
   if (turn.gate !== null && (await gateResponse(result.value, turn.gate))) result.text = JSON.stringify(result.value);
   const stored = await keep(dp, ex, turn, target, result.value);
   // Journaled before the answer leaves: a crash after it loses no billed row.
-  await dp.record(ctx, { httpStatus: 200, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id, toolCalls: turn.gate?.records });
+  await dp.record(ctx, { ...held.outcome(), usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id, toolCalls: turn.gate?.records });
   if (stored) held.send(result.text);
   else held.send(JSON.stringify(notStoredResponse(result.value)), { ...answerHeaders(a, result.dropped), [STORED_HEADER]: 'false' });
   await settle();
