@@ -44,6 +44,10 @@ beforeAll(async () => {
     const usage = cache.account(req);
     const step = cache.reported.length;
     const { text, call } = answerOf(step);
+    if (req.url.endsWith('/messages') && req.json().stream === true) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(messagesEvents(text, call, usage));
+      return;
+    }
     const reply = req.url.endsWith('/converse') ? converseReply(text, call, usage) : messagesReply(text, call, usage);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
   });
@@ -83,6 +87,30 @@ function messagesReply(text: string, call: { id: string; n: number } | undefined
   };
 }
 
+/** The same answer as Anthropic streams it: the prompt counts in message_start, repeated with the output in message_delta. */
+function messagesEvents(text: string, call: { id: string; n: number } | undefined, usage: CacheUsage): string {
+  const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const message = { id: `msg_${cache.reported.length}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content: [], stop_reason: null, stop_sequence: null };
+  const events = [
+    event('message_start', { message: { ...message, usage: { ...usage, output_tokens: 1 } } }),
+    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+    event('content_block_stop', { index: 0 }),
+  ];
+  if (call) {
+    events.push(
+      event('content_block_start', { index: 1, content_block: { type: 'tool_use', id: call.id, name: 'lookup_clause', input: {} } }),
+      event('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ n: call.n }) } }),
+      event('content_block_stop', { index: 1 }),
+    );
+  }
+  events.push(
+    event('message_delta', { delta: { stop_reason: call ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { ...usage, output_tokens: OUTPUT_TOKENS } }),
+    event('message_stop', {}),
+  );
+  return events.join('');
+}
+
 function converseReply(text: string, call: { id: string; n: number } | undefined, usage: CacheUsage) {
   const content: unknown[] = [{ text }];
   if (call) content.push({ toolUse: { toolUseId: call.id, name: 'lookup_clause', input: { n: call.n } } });
@@ -110,8 +138,28 @@ async function traceOf(id: string, requests: number): Promise<any> {
   throw new Error(`trace ${id} not recorded`);
 }
 
-/** Runs the agent's 10 steps through the OpenAI SDK, returning the usage each answer carried. */
-async function tenSteps(model: string, trace: string): Promise<OpenAI.CompletionUsage[]> {
+/** One step streamed: the answer's text, tool call and usage put together from the chunks, as an agent does. */
+async function streamedStep(client: OpenAI, body: OpenAI.ChatCompletionCreateParamsNonStreaming) {
+  const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
+  let content = '';
+  const calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const delta = chunk.choices[0]?.delta;
+    if (delta?.content) content += delta.content;
+    for (const d of delta?.tool_calls ?? []) {
+      calls[d.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } };
+      if (d.id) calls[d.index]!.id = d.id;
+      if (d.function?.name) calls[d.index]!.function.name += d.function.name;
+      if (d.function?.arguments) calls[d.index]!.function.arguments += d.function.arguments;
+    }
+  }
+  return { message: { content, tool_calls: calls.length > 0 ? calls : undefined }, usage: usage! };
+}
+
+/** Runs the agent's 10 steps through the OpenAI SDK (every other one streamed when `streamEven`), returning the usage each answer carried. */
+async function tenSteps(model: string, trace: string, streamEven = false): Promise<OpenAI.CompletionUsage[]> {
   const client = new OpenAI({ apiKey: key, baseURL: gw.baseUrl, maxRetries: 0, defaultHeaders: { 'x-agent-trace-id': trace } });
   const messages: OpenAI.ChatCompletionMessageParam[] = [
     { role: 'system', content: SYSTEM },
@@ -119,9 +167,17 @@ async function tenSteps(model: string, trace: string): Promise<OpenAI.Completion
   ];
   const usages: OpenAI.CompletionUsage[] = [];
   for (let step = 1; step <= 10; step++) {
-    const completion = await client.chat.completions.create({ model, messages, tools: TOOLS });
-    usages.push(completion.usage!);
-    const message = completion.choices[0]!.message;
+    const body = { model, messages: [...messages], tools: TOOLS };
+    let message: { content: string | null; tool_calls?: OpenAI.ChatCompletionMessageToolCall[] };
+    if (streamEven && step % 2 === 0) {
+      const streamed = await streamedStep(client, body);
+      usages.push(streamed.usage);
+      message = streamed.message;
+    } else {
+      const completion = await client.chat.completions.create(body);
+      usages.push(completion.usage!);
+      message = completion.choices[0]!.message;
+    }
     messages.push({ role: 'assistant', content: message.content, tool_calls: message.tool_calls });
     const call = message.tool_calls?.[0];
     if (step < 10) {
@@ -150,9 +206,10 @@ async function expectCachePricedTrace(trace: string, usages: OpenAI.CompletionUs
 }
 
 describe('a 10-step agent through the OpenAI SDK, translated to Claude', () => {
-  test('Anthropic: breakpoints on the last tool, the system prompt and the newest user turn; cache reads from the second step on, billed at cache prices', async () => {
-    const usages = await tenSteps('anthropic/claude-sonnet-4-5', 'auto-cache-anthropic');
+  test('Anthropic, every other step streamed: breakpoints on the last tool, the system prompt and the newest user turn; cache reads from the second step on, billed at cache prices', async () => {
+    const usages = await tenSteps('anthropic/claude-sonnet-4-5', 'auto-cache-anthropic', true);
     const sent = upstream.requests.slice(-10).map((r) => r.json());
+    expect(sent.map((body) => body.stream === true)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((step) => step % 2 === 0));
     for (const body of sent) {
       expect(body.tools.map((t: any) => t.cache_control)).toEqual([undefined, EPHEMERAL]);
       expect(body.system).toEqual([{ type: 'text', text: SYSTEM, cache_control: EPHEMERAL }]);
