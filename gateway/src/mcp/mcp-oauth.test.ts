@@ -188,6 +188,20 @@ describe('/mcp as an OAuth protected resource', () => {
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/signature/);
   });
 
+  test('scopes are read from scp as a list (Okta) or a space-separated string (Entra ID) when there is no scope claim', async () => {
+    const signed = async (scp: unknown) =>
+      new SignJWT({ agentgw_agent: 'acme/support-bot', scp })
+        .setProtectedHeader({ alg: 'RS256', kid: as.privateJwk.kid!, typ: 'at+jwt' })
+        .setIssuer(as.issuer)
+        .setAudience(resource)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(await importJWK(as.privateJwk, 'RS256'));
+    expect((await initialize(await signed(['mcp:admin', 'mcp:tools']))).status).toBe(200);
+    expect((await initialize(await signed('mcp:admin mcp:tools'))).status).toBe(200);
+    expect((await initialize(await signed('mcp:admin mcp:toolsx'))).status).toBe(403);
+  });
+
   test('a token without the required scopes is 403 insufficient_scope naming them; one naming no agent is 401', async () => {
     const narrow = await initialize(await tokenFor(as, 'narrow-bot', 'narrow-secret', resource, 'mcp:admin'));
     expect(narrow.status).toBe(403);

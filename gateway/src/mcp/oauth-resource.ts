@@ -151,10 +151,14 @@ function reasonOf(e: unknown, c: McpAuthorizationServer, resource: string): stri
   return 'it is not a valid JWT access token';
 }
 
-/** The token's scopes: `scope` (a space-separated string, RFC 9068) or `scp` (a list, as some issuers send). */
+/**
+ * The token's scopes: `scope` (a space-separated string, RFC 9068) or `scp`, a list (Okta) or a space-separated string
+ * (Microsoft Entra ID).
+ */
 function scopesOf(claims: JWTPayload): Set<string> {
   const out = new Set<string>();
   if (typeof claims.scope === 'string') for (const s of claims.scope.split(' ')) if (s) out.add(s);
+  if (typeof claims.scp === 'string') for (const s of claims.scp.split(' ')) if (s) out.add(s);
   if (Array.isArray(claims.scp)) for (const s of claims.scp) if (typeof s === 'string') out.add(s);
   return out;
 }
