@@ -154,7 +154,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       timeoutS: config.approvals.timeout_s,
       keepAliveMs: Math.round(config.approvals.keep_alive_s * 1000),
       notifier: config.approvals.notify_url
-        ? new ApprovalNotifier({ url: config.approvals.notify_url, consoleUrl: (id) => `http://${config.listen}/ui/approvals/${encodeURIComponent(id)}`, log: opts.log })
+        ? new ApprovalNotifier({ url: config.approvals.notify_url, consoleUrl: (id) => `http://${config.listen}/ui/approvals?id=${encodeURIComponent(id)}`, log: opts.log })
         : undefined,
       redis: config.counters.kind === 'redis' ? { url: config.counters.url, prefix: redisPrefix ?? DEFAULT_REDIS_PREFIX } : undefined,
       log: opts.log,
