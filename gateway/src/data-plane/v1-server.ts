@@ -196,6 +196,10 @@ export class V1Server {
       // Gemini clients send theirs as x-goog-api-key or ?key= (never logged: no URL reaches a log or a trace).
       const apiKey =
         h.authorization !== undefined ? undefined : errorDialect === 'anthropic' ? one(h['x-api-key']) : errorDialect === 'gemini' ? geminiKeyOf(req) : undefined;
+      if (which === 'models' && h.authorization === undefined && h['x-goog-api-key'] !== undefined) {
+        // The @google/genai SDK lists models under its default API version, v1: that path is OpenAI's list.
+        throw new AgentgwError('invalid_api_key', 'GET /v1/models is the OpenAI-format list and takes "Authorization: Bearer <AGENT_KEY>": Gemini clients list models with GET /v1beta/models (the @google/genai SDK with apiVersion "v1beta").');
+      }
       if (errorDialect === 'gemini' && apiKey === undefined && h.authorization === undefined) {
         throw new AgentgwError('invalid_api_key', 'Missing API key: send your agent key as "x-goog-api-key: <AGENT_KEY>" (GEMINI_API_KEY for Gemini CLI) or as ?key=<AGENT_KEY>.');
       }

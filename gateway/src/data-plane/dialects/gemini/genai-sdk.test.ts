@@ -230,6 +230,9 @@ describe('errors in Google shape', () => {
   });
 
   test('GET /v1beta/models lists the allowed models; models.get reads one', async () => {
+    const v1 = await client().models.list().catch((e: unknown) => e);
+    expect((v1 as ApiError).status).toBe(401);
+    expect((v1 as ApiError).message).toContain('GET /v1beta/models');
     const pager = await beta().models.list();
     const names: string[] = [];
     for await (const m of pager) names.push(m.name!);
