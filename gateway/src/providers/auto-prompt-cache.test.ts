@@ -294,6 +294,19 @@ describe('when the gateway leaves the request alone', () => {
     expect(both.system[0].cache_control).toEqual(EPHEMERAL);
   });
 
+  test('a Responses client (as Codex sends it) translated to Anthropic gets the breakpoints too', async () => {
+    const res = await fetch(`${gw.baseUrl}/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'anthropic/claude-sonnet-4-5', instructions: SYSTEM, input: 'Read C-17.', store: false }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.text();
+    const sent = upstream.last.json();
+    expect(sent.system).toEqual([{ type: 'text', text: SYSTEM, cache_control: EPHEMERAL }]);
+    expect(sent.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Read C-17.', cache_control: EPHEMERAL }] }]);
+  });
+
   test('Bedrock models other than Claude get no cachePoint', async () => {
     const sent = await chat({ model: 'bedrock/meta.llama3-70b-instruct-v1:0', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Hi' }] });
     expect(JSON.stringify(sent)).not.toContain('cachePoint');

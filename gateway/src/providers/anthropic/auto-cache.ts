@@ -44,18 +44,19 @@ function blockBytes(block: AnthropicRequestBlock): number {
 export function placeAnthropicCacheBreakpoints(model: string, request: AnthropicRequest): void {
   const min = minCacheableBytes(model);
   const marker = (): AnthropicCacheControl => ({ type: 'ephemeral' });
+  // Measured only until the minimum is reached: past it every later breakpoint qualifies too.
   let bytes = 0;
   const tools = request.tools ?? [];
   if (tools.length > 0) {
-    bytes += byteLength(JSON.stringify(tools));
+    for (let i = 0; i < tools.length && bytes < min; i++) bytes += byteLength(JSON.stringify(tools[i]));
     if (bytes >= min) tools[tools.length - 1]!.cache_control = marker();
   }
   if (request.system !== undefined && request.system.length > 0) {
     if (typeof request.system === 'string') {
-      bytes += byteLength(request.system);
+      if (bytes < min) bytes += byteLength(request.system);
       if (bytes >= min) request.system = [{ type: 'text', text: request.system, cache_control: marker() }];
     } else {
-      for (const block of request.system) bytes += byteLength(block.text);
+      for (let i = 0; i < request.system.length && bytes < min; i++) bytes += byteLength(request.system[i]!.text);
       if (bytes >= min) request.system[request.system.length - 1]!.cache_control = marker();
     }
   }

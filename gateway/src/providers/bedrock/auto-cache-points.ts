@@ -24,12 +24,16 @@ export function placeBedrockCachePoints(model: string, request: BedrockConverseR
   const min = minCacheableBytes(model);
   let bytes = 0;
   const tools = request.toolConfig?.tools ?? [];
+  // Measured only until the minimum is reached: past it every later cache point qualifies too.
   if (tools.length > 0) {
-    bytes += byteLength(JSON.stringify(tools));
+    for (let i = 0; i < tools.length && bytes < min; i++) bytes += byteLength(JSON.stringify(tools[i]));
     if (bytes >= min) tools.push(cachePoint());
   }
   if (request.system && request.system.length > 0) {
-    for (const block of request.system) if ('text' in block) bytes += byteLength(block.text);
+    for (let i = 0; i < request.system.length && bytes < min; i++) {
+      const block = request.system[i]!;
+      if ('text' in block) bytes += byteLength(block.text);
+    }
     if (bytes >= min) request.system.push(cachePoint());
   }
   const newest = request.messages.findLastIndex((m) => m.role === 'user');
