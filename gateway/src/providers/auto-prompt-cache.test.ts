@@ -255,7 +255,7 @@ describe('a 10-step agent through the OpenAI SDK, translated to Claude', () => {
   });
 });
 
-describe('when the gateway leaves the request alone', () => {
+describe('where the breakpoints go, and when there are none', () => {
   async function chat(body: Record<string, unknown>) {
     const res = await fetch(`${gw.baseUrl}/chat/completions`, {
       method: 'POST',
@@ -292,6 +292,11 @@ describe('when the gateway leaves the request alone', () => {
     const both = await chat({ model: 'anthropic/claude-sonnet-4-5', tools: TOOLS.slice(1), ...middling });
     expect(JSON.stringify(both.tools)).not.toContain('cache_control');
     expect(both.system[0].cache_control).toEqual(EPHEMERAL);
+  });
+
+  test('with web search on, the tool breakpoint stays on the last of the client\'s tools', async () => {
+    const sent = await chat({ model: 'anthropic/claude-sonnet-4-5', tools: TOOLS, web_search_options: {}, messages: [{ role: 'user', content: 'Read C-17.' }] });
+    expect(sent.tools.map((t: any) => [t.name, t.cache_control])).toEqual([['read_contract', undefined], ['lookup_clause', EPHEMERAL], ['web_search', undefined]]);
   });
 
   test('a Responses client (as Codex sends it) translated to Anthropic gets the breakpoints too', async () => {

@@ -37,7 +37,7 @@ function blockBytes(block: AnthropicRequestBlock): number {
 }
 
 /**
- * Places the automatic breakpoints on `request` (a translated request carrying none): on the last tool once the tools
+ * Places the automatic breakpoints on `request` (a translated request carrying none): on the last client tool once the tools
  * reach `minCacheableBytes`, on the system prompt's last block once tools and system do, and on the last block of the
  * newest user turn once the whole prefix up to it does. Three at most, within Anthropic's limit of four.
  */
@@ -46,10 +46,12 @@ export function placeAnthropicCacheBreakpoints(model: string, request: Anthropic
   const marker = (): AnthropicCacheControl => ({ type: 'ephemeral' });
   // Measured only until the minimum is reached: past it every later breakpoint qualifies too.
   let bytes = 0;
+  // The last of the client's own tools: a server tool (web search) goes after them and may come and go between requests.
   const tools = request.tools ?? [];
-  if (tools.length > 0) {
-    for (let i = 0; i < tools.length && bytes < min; i++) bytes += byteLength(JSON.stringify(tools[i]));
-    if (bytes >= min) tools[tools.length - 1]!.cache_control = marker();
+  const lastClientTool = tools.findLastIndex((tool) => 'input_schema' in tool);
+  if (lastClientTool >= 0) {
+    for (let i = 0; i <= lastClientTool && bytes < min; i++) bytes += byteLength(JSON.stringify(tools[i]));
+    if (bytes >= min) tools[lastClientTool]!.cache_control = marker();
   }
   if (request.system !== undefined && request.system.length > 0) {
     if (typeof request.system === 'string') {
