@@ -65,10 +65,32 @@ export class GeminiToolFilter implements StreamToolFilter {
 }
 
 /**
+ * The tools Google runs itself, by the names rules know them by (as the other dialects name the same kind of tool): what
+ * they do never comes back as a functionCall, so leaving them out of the request is the only way a rule stops them.
+ */
+const PROVIDER_TOOLS: Readonly<Record<string, string>> = {
+  googleSearch: 'web_search',
+  googleSearchRetrieval: 'web_search',
+  enterpriseWebSearch: 'web_search',
+  exaAiSearch: 'web_search',
+  parallelAiSearch: 'web_search',
+  retrieval: 'web_search',
+  urlContext: 'web_fetch',
+  codeExecution: 'code_execution',
+  computerUse: 'computer',
+  fileSearch: 'file_search',
+  googleMaps: 'google_maps',
+};
+
+/** A tool member under either spelling (`code_execution`, `codeExecution`) -> its camelCase name. */
+const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
  * The body with the function declarations some policy denies outright left out (the same object when none is; a copy
- * otherwise), and a Google Search tool left out when `web_search` is denied outright. A tool entry left empty goes, and
- * allowedFunctionNames loses the names left out. Calls are also never streamed in pieces (streamFunctionCallArguments):
- * a call is decided whole.
+ * otherwise), and so the tools Google runs itself: each kind by its name in PROVIDER_TOOLS (Google Search as
+ * `web_search`, URL context as `web_fetch`, code execution as `code_execution`, ...), each of `mcpServers` as
+ * `mcp/<name>/*` (Google would call that server's tools itself). A tool entry left empty goes, and allowedFunctionNames
+ * loses the names left out. Calls are also never streamed in pieces (streamFunctionCallArguments): a call is decided whole.
  */
 export function withoutDeniedGeminiTools(body: Json, rules: ToolRules): Json {
   let out = body;
@@ -95,7 +117,11 @@ export function withoutDeniedGeminiTools(body: Json, rules: ToolRules): Json {
           });
           if (decls.length !== value.length) changed = true;
           if (decls.length > 0) next[key] = decls;
-        } else if (/^google_?search/i.test(key) && rules.deniesOutright('web_search')) {
+        } else if ((key === 'mcpServers' || key === 'mcp_servers') && Array.isArray(value)) {
+          const servers = value.filter((m) => !rules.deniesOutright(`mcp/${String(isObject(m) ? (m.name ?? '') : '')}/*`));
+          if (servers.length !== value.length) changed = true;
+          if (servers.length > 0) next[key] = servers;
+        } else if (Object.hasOwn(PROVIDER_TOOLS, camel(key)) && rules.deniesOutright(PROVIDER_TOOLS[camel(key)]!)) {
           changed = true;
         } else next[key] = value;
       }

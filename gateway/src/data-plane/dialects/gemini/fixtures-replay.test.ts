@@ -239,4 +239,31 @@ describe('tool rules on functionCall parts', () => {
     expect(names).toHaveLength(14);
     expect(names).not.toContain('run_shell_command');
   });
+
+  test('tools Google runs itself, denied outright, are not turned on (each by its name, every one under *)', async () => {
+    const builtins = [
+      { codeExecution: {} },
+      { url_context: {} },
+      { computerUse: { environment: 'ENVIRONMENT_BROWSER' } },
+      { googleSearch: {} },
+      { fileSearch: { fileSearchStoreNames: ['fileSearchStores/other-team'] } },
+      { googleMaps: {} },
+      { mcpServers: [{ name: 'evil', streamableHttpTransport: { url: 'https://mcp.example/evil' } }, { name: 'docs', streamableHttpTransport: { url: 'https://mcp.example/docs' } }] },
+    ];
+    const body = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ functionDeclarations: [{ name: 'write_file' }] }, ...builtins] };
+    const sent = async (policy: string, rules: unknown[]) => {
+      await admin.policy(policy, { tenant_id: 'acme', tool_rules: rules });
+      const k = (await admin.agent('acme', policy, policy)).api_key;
+      const res = await post('google/gemini-thoughts', 'generateContent', body, { key: k });
+      expect(res.status, await res.text()).toBe(200);
+      return google.requests.at(-1)!.body.tools;
+    };
+    expect(await sent('no-builtins', [{ tools: ['code_execution', 'web_fetch', 'computer', 'web_search', 'file_search', 'google_maps', 'mcp/evil/*'], action: 'deny' }])).toEqual([
+      { functionDeclarations: [{ name: 'write_file' }] },
+      { mcpServers: [{ name: 'docs', streamableHttpTransport: { url: 'https://mcp.example/docs' } }] },
+    ]);
+    expect(await sent('no-tools', [{ tools: ['*'], action: 'deny' }])).toBeUndefined();
+    // A rule with `when` may allow some calls: nothing is left out.
+    expect(await sent('some-exec', [{ tools: ['code_execution'], when: { code: 'rm *' }, action: 'deny' }])).toEqual(body.tools);
+  });
 });
