@@ -44,6 +44,8 @@ interface Hold {
   day: string;
   amount: number;
   createdAt: number;
+  /** performance.now() at the reservation: how long the step took, on the clock of `createdAt`, when it ends. */
+  createdTick: number;
   holdUntil: number;
   recordUntil: number;
 }
@@ -76,11 +78,12 @@ export interface MemoryCounterOptions extends CounterOptions {
  * so it is atomic without locks; stale state is dropped by a sweep at most once a minute.
  *
  * Memory stays bounded whatever the number of distinct traces (issue 23): a trace's spend lives in `traces`, in order of
- * last use, and leaves memory once idle for `traceIdleMs` (or, past `maxTraces`, least recently used first; never while
- * it holds a reservation). Its id then goes to a compact filter (EvictedTraces, about 1.8 bytes an id); a trace not in
- * memory whose id the filter knows is read back from the usage rows (`loadTraceSpend`, one query, shared by concurrent
- * requests of that trace) before its reservation, so max_cost_per_trace still holds when it comes back. A trace id the
- * filter does not know is new (or idle for longer than `traceTtlMs`): it starts at zero with no database round trip.
+ * last use, and leaves memory once idle for `traceIdleMs` from the end of its last step (or, past `maxTraces`, least
+ * recently used first; never while it holds a reservation). Its id then goes to a compact filter (EvictedTraces, about
+ * 1.8 bytes an id); a trace not in memory whose id the filter knows is read back from the usage rows (`loadTraceSpend`,
+ * one query, shared by concurrent requests of that trace) before its reservation, so max_cost_per_trace still holds
+ * when it comes back. A trace id the filter does not know is new (or idle for longer than `traceTtlMs`): it starts at
+ * zero with no database round trip.
  * When the read fails, a request with a trace limit is refused (CountersUnavailableError: budgets fail closed); one
  * without is counted in the usage rows only, and the trace is read again on its next request.
  */
@@ -163,6 +166,7 @@ export class MemoryCounters implements Counters {
       day,
       amount,
       createdAt: now,
+      createdTick: performance.now(),
       holdUntil: now + this.holdTtl,
       recordUntil: now + this.recordTtl,
     });
@@ -372,6 +376,9 @@ export class MemoryCounters implements Counters {
       if (t) {
         if (held) t.reserved -= hold.amount;
         t.spent += actualUnits;
+        // The trace was in use until its step ended: its idle time starts now, not at the reservation (a step longer
+        // than traceIdleMs would otherwise leave memory as it settles, and the trace's next step read it back).
+        this.trace(hold.traceId, hold.createdAt + (performance.now() - hold.createdTick));
       } else if (actualUnits > 0) {
         // The trace left memory after its hold expired (a settle up to reservationRecordTtlMs late): the cost is in the
         // usage rows, where its next request reads it.

@@ -129,6 +129,22 @@ describe('memory counters: a trace whose spend left memory comes back with it', 
     expect(await c.traceSpend('acme:run-1')).toBeCloseTo(0.03, 9);
   });
 
+  it('idle counts from the end of a step: a step longer than traceIdleMs keeps its trace in memory for the next one', async () => {
+    const rows = usageRows();
+    const c = new MemoryCounters({ loadTraceSpend: rows.load, traceIdleMs: 50 });
+    const r = await c.reserve(request('acme:long', T0, { amount: 0.5 }));
+    expect(r.ok).toBe(true);
+    // The answer takes longer than the idle time (a slower machine only makes it longer); the next step follows it at once.
+    await new Promise((done) => setTimeout(done, 120));
+    if (r.ok) await c.settle(r.reservationId, 0.4);
+    rows.cost.set('acme:long', 0.4);
+    expect(await c.reserve(request('acme:long', T0 + 120, { amount: 0.7 }))).toMatchObject({ ok: false, which: 'trace', used: 0.4 });
+    expect(rows.reads).toEqual([]);
+    // Idle for longer than traceIdleMs after its last step: it left memory, and is read back once.
+    expect(await c.reserve(request('acme:long', T0 + 10_000, { amount: 0.7 }))).toMatchObject({ ok: false, which: 'trace', used: 0.4 });
+    expect(rows.reads).toEqual(['acme:long']);
+  });
+
   it('seeded traces are read back on their next request only', async () => {
     const rows = usageRows();
     rows.cost.set('acme:old', 0.95);
