@@ -1,7 +1,7 @@
 // /mcp over three nodes sharing PostgreSQL and Redis, with the MCP SDK's Client behind a loopback balancer that sends
 // each HTTP request to the next node (no affinity): progress, sampling, elicitation and a resource subscription each
-// work, though the client's answer to a sampling or elicitation request, and its notification stream, land on other
-// nodes than the one running the call or holding the subscription.
+// work, though the client's answer to a sampling or elicitation request, its cancellation and its notification stream
+// land on other nodes than the one running the call or holding the subscription.
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -137,6 +137,22 @@ describe('/mcp round-robin over three nodes (PostgreSQL + Redis)', () => {
       expect(text(await c.callTool({ name: 'conf__test_elicitation', arguments: { message: `go ${i}?` } }))).toBe(
         `User response: action=accept, content={"response":"yes to go ${i}?"}`,
       );
+    }
+  });
+
+  test('a cancellation POSTed to another node than the call cancels the call upstream', async () => {
+    const c = await connect('/mcp');
+    for (let i = 0; i < 3; i++) {
+      const started = web.calls.get('wait') ?? 0;
+      const cancelled = web.cancelled;
+      const ac = new AbortController();
+      const call = c.callTool({ name: 'web__wait', arguments: {} }, undefined, { signal: ac.signal });
+      await eventually(() => (web.calls.get('wait') ?? 0) > started, 5_000, 'the call upstream');
+      const callNode = balancer.last;
+      ac.abort();
+      await expect(call).rejects.toThrow();
+      await eventually(() => web.cancelled > cancelled, 5_000, 'the cancellation upstream');
+      expect(balancer.last, 'the cancellation went to another node than the call').not.toBe(callNode);
     }
   });
 

@@ -16,6 +16,7 @@ import {
   isJSONRPCErrorResponse,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -367,12 +368,19 @@ export class McpSession {
 
   /**
    * Sends each JSON-RPC answer in the body to the node whose request it answers (its id names the node), when that is
-   * another node; the body without them, or FORWARDED when nothing is left.
+   * another node, and each cancellation of a request not running here to every node; the body without the answers
+   * sent, or FORWARDED when nothing is left.
    */
   private forwardAnswers(body: unknown): unknown {
     const bus = this.owner.bus;
     if (!bus?.shared) return body;
     const messages = Array.isArray(body) ? body : [body];
+    // A cancellation of a request not running here: the node running it cancels it (this one has nothing to cancel).
+    for (const m of messages) {
+      if (typeof m !== 'object' || m === null || (m as { method?: unknown }).method !== 'notifications/cancelled') continue;
+      const target = (m as { params?: { requestId?: unknown } }).params?.requestId;
+      if ((typeof target === 'string' || typeof target === 'number') && !this.live?.pending.has(target)) bus.sendCancel(this.id, m as JSONRPCNotification);
+    }
     const rest = messages.filter((m) => {
       if (typeof m !== 'object' || m === null || 'method' in m || !('result' in m || 'error' in m)) return true;
       const to = SessionBus.untag((m as { id?: unknown }).id);
@@ -381,6 +389,16 @@ export class McpSession {
     if (rest.length === messages.length) return body;
     if (rest.length === 0) return FORWARDED;
     return Array.isArray(body) ? rest : rest[0];
+  }
+
+  /** The client cancelled, through another node, a request of the session: cancelled here when it runs here. */
+  cancelledElsewhere(notification: JSONRPCNotification): void {
+    const p = this.live;
+    const target = (notification.params as { requestId?: unknown } | undefined)?.requestId;
+    if (!p || (typeof target !== 'string' && typeof target !== 'number') || !p.pending.has(target)) return;
+    p.deliver(notification);
+    // No answer will come for it (as for a cancellation POSTed here).
+    this.settle(p, [target]);
   }
 
   /** Drops the SDK objects (streams still open end); the session goes on and is rebuilt on its next request. */

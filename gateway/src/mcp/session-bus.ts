@@ -6,6 +6,8 @@
 //   handed to the session there, which gives it to the upstream.
 // - A notification for the session's standalone stream (notifications/resources/updated of a subscription held on
 //   one node) goes to every node when this one has no such stream open; the node that has one sends it.
+// - A client's notifications/cancelled for a request this node is not running goes to every node; the node running it
+//   cancels it (and so the upstream call).
 // Without Redis (one node) nothing leaves the node.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -21,6 +23,8 @@ export interface SessionBusHandlers {
   answer(sessionId: string, message: JSONRPCMessage): void;
   /** A notification for the session's standalone stream, from a node that has none open. */
   notify(sessionId: string, notification: JSONRPCNotification): void;
+  /** A client's cancellation, POSTed elsewhere, of a request of the session. */
+  cancel(sessionId: string, notification: JSONRPCNotification): void;
 }
 
 export class SessionBus {
@@ -76,8 +80,17 @@ export class SessionBus {
 
   /** Sends a notification to the node holding the session's standalone stream; false when it cannot (no Redis). */
   sendNotification(sessionId: string, notification: JSONRPCNotification): boolean {
+    return this.broadcast('stream', sessionId, notification);
+  }
+
+  /** Sends a client's cancellation to the node running the request; false when it cannot (no Redis). */
+  sendCancel(sessionId: string, notification: JSONRPCNotification): boolean {
+    return this.broadcast('cancel', sessionId, notification);
+  }
+
+  private broadcast(kind: 'stream' | 'cancel', sessionId: string, notification: JSONRPCNotification): boolean {
     if (!this.pub) return false;
-    this.pub.publish(this.notifications(), JSON.stringify({ s: sessionId, m: notification, from: this.node })).catch(() => undefined);
+    this.pub.publish(this.notifications(), JSON.stringify({ s: sessionId, m: notification, from: this.node, k: kind })).catch(() => undefined);
     return true;
   }
 
@@ -94,7 +107,7 @@ export class SessionBus {
   }
 
   private received(channel: string, text: string): void {
-    let parsed: { s?: unknown; m?: unknown; from?: unknown };
+    let parsed: { s?: unknown; m?: unknown; from?: unknown; k?: unknown };
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
@@ -102,6 +115,9 @@ export class SessionBus {
     }
     if (typeof parsed.s !== 'string' || typeof parsed.m !== 'object' || parsed.m === null || !this.handlers) return;
     if (channel === this.answers(this.node)) this.handlers.answer(parsed.s, parsed.m as JSONRPCMessage);
-    else if (channel === this.notifications() && parsed.from !== this.node) this.handlers.notify(parsed.s, parsed.m as JSONRPCNotification);
+    else if (channel === this.notifications() && parsed.from !== this.node) {
+      if (parsed.k === 'cancel') this.handlers.cancel(parsed.s, parsed.m as JSONRPCNotification);
+      else this.handlers.notify(parsed.s, parsed.m as JSONRPCNotification);
+    }
   }
 }

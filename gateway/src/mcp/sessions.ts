@@ -73,6 +73,7 @@ export class Sessions implements SessionOwner {
         const p = this.byId.get(id)?.protocol;
         if (p && 'id' in message && p.awaits(message.id)) p.deliver(message);
       },
+      cancel: (id, notification) => this.byId.get(id)?.cancelledElsewhere(notification),
       notify: (id, notification) => {
         const s = this.byId.get(id);
         if (s && s.streams > 0) void s.protocol?.server.notification({ method: notification.method, params: notification.params } as ServerNotification).catch(() => undefined);
