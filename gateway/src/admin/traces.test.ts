@@ -33,6 +33,7 @@ const REQUEST_FIELDS = [
   'provider',
   'reasoning_tokens',
   'request_id',
+  'requested_model',
   'response_id',
   'started_at',
   'status',

@@ -47,6 +47,7 @@ export const TraceRequest = z
     // Optional in the type only, so steps built before MCP still type-check; every step read from the store has it.
     tool: z.string().nullable().optional().describe('The MCP tool a tool-call step called (`server/tool`, endpoint mcp); null on model steps.'),
     model: z.string().nullable(),
+    requested_model: z.string().nullable().describe('The model the client named, an alias included; `model` is the target that answered.'),
     provider: z.string().nullable(),
     stream: z.boolean(),
     status: z.enum(['ok', 'error', 'blocked']),

@@ -50,6 +50,7 @@ const BYTES_PER_TOKEN_ESTIMATE = 4;
  */
 export async function admit<B extends Record<string, unknown> & { model: string }>(deps: DataPlaneDeps, ctx: RequestContext, body: B, view: PolicyView): Promise<Admission<B>> {
   ctx.model = body.model;
+  ctx.requestedModel = body.model;
   ctx.endpoint = view.endpoint;
   const plan = planFor(deps, ctx, body.model);
   ctx.provider = plan.provider;

@@ -37,6 +37,7 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     tenant_id: ctx.agent.tenant_id,
     agent_id: ctx.agent.id,
     model: recordedModel(o.model ?? ctx.model),
+    requested_model: recordedModel(ctx.requestedModel ?? null),
     provider: o.provider ?? ctx.provider,
     stream: ctx.stream,
     // A refusal of the gateway's is "blocked"; an upstream's own 429 is a failure of the call, an "error".

@@ -16,6 +16,8 @@ export interface RequestContext {
   headerPolicyId: string | undefined;
   policy?: EffectivePolicy;
   model: string | null;
+  /** The model the client named (an alias included), as its request spelled it; recorded beside the target that answered. */
+  requestedModel?: string;
   provider: string | null;
   stream: boolean;
   operation: 'chat' | 'embeddings';

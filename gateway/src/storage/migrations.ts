@@ -207,20 +207,6 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.alterTable('usage_records').addColumn('cleaned', 'text').execute();
     },
   },
-  '0015_routes': {
-    // Routes (model aliases) written through the admin interface, by alias; those of agentgw.yaml stay in the file.
-    async up(db: Kysely<any>) {
-      await db.schema
-        .createTable('routes')
-        .addColumn('alias', 'text', (c) => c.primaryKey())
-        .addColumn('strategy', 'text', (c) => c.notNull())
-        .addColumn('targets', 'text', (c) => c.notNull())
-        .addColumn('labels', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute();
-    },
-  },
   '0014_mcp_tool_pins': {
     // MCP tool pinning: the accepted definition of each upstream tool (the first seen, or one an admin accepted), so
     // every node withholds the same changed tools.
@@ -234,6 +220,20 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
         .addColumn('pinned_at', 'text', (c) => c.notNull())
         .addColumn('pinned_by', 'text')
         .addPrimaryKeyConstraint('mcp_tool_pins_pk', ['server', 'tool'])
+        .execute();
+    },
+  },
+  '0015_routes': {
+    // Routes (model aliases) written through the admin interface, by alias; those of agentgw.yaml stay in the file.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('routes')
+        .addColumn('alias', 'text', (c) => c.primaryKey())
+        .addColumn('strategy', 'text', (c) => c.notNull())
+        .addColumn('targets', 'text', (c) => c.notNull())
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
         .execute();
     },
   },
@@ -281,6 +281,12 @@ export function buildMigrations(kind: StorageKind): Record<string, Migration> {
       await db.schema.createIndex('approvals_time').on('approvals').columns(['created_at', 'id']).execute();
       await db.schema.createIndex('approvals_tenant_time').on('approvals').columns(['tenant_id', 'created_at']).execute();
       await db.schema.createIndex('approvals_trace_call').on('approvals').columns(['trace_id', 'call_hash']).execute();
+    },
+  },
+  '0017_usage_requested_model': {
+    // The model the client named (an alias included), beside the target that answered (`model`).
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('usage_records').addColumn('requested_model', 'text').execute();
     },
   },
   };

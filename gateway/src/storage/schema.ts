@@ -91,6 +91,8 @@ export interface Database {
     /** JSON array of the step's decided tool calls; null when no policy had tool rules (0011). */
     tool_calls: string | null;
     cleaned: string | null;
+    /** The model the client named, alias included (0017); null on rows of earlier releases. */
+    requested_model: string | null;
   };
   responses: {
     id: string;

@@ -7,7 +7,7 @@ import type { UsageRecord } from './store.js';
 export const USAGE_COLUMNS = [
   'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
   'prompt_tokens', 'completion_tokens', 'cost', 'estimated', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types', 'body',
-  'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool', 'tool_calls', 'cleaned',
+  'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool', 'tool_calls', 'cleaned', 'requested_model',
 ] as const;
 
 /** A record already written (a retried flush) is skipped rather than failing the batch. */
@@ -23,6 +23,7 @@ export function usageParams(r: UsageRecord): unknown[] {
     r.endpoint, r.cached_tokens, r.reasoning_tokens, r.response_id ?? null, r.tool ?? null,
     r.tool_calls ? JSON.stringify(r.tool_calls) : null,
     r.cleaned && r.cleaned.length > 0 ? JSON.stringify(r.cleaned) : null,
+    r.requested_model ?? null,
   ];
 }
 

@@ -500,6 +500,8 @@ describe.each(['sqlite', 'postgres'] as const)('Store on %s', (kind) => {
         step: 1,
         endpoint: 'messages',
         model: 'openai/gpt-4o-mini',
+        // A row written without it (as by an earlier release) names the model it was recorded with.
+        requested_model: 'openai/gpt-4o-mini',
         provider: 'openai',
         stream: true,
         status: 'ok',

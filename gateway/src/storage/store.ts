@@ -64,6 +64,8 @@ export interface UsageRecord {
   tool_calls?: TraceToolCall[] | null;
   /** What was taken out of the client's request for the target that served it (a fallback across families); absent or null when nothing. */
   cleaned?: string[] | null;
+  /** The model the client named (an alias included); absent in journals of earlier releases. */
+  requested_model?: string | null;
 }
 
 /** The accepted definition of one upstream MCP tool (MCP tool pinning). */

@@ -8,6 +8,7 @@ function step(n: number, offsetMs: number, r: Partial<TraceRequest>): TraceReque
     step: n,
     endpoint: 'chat.completions',
     model: 'openai/gpt-4o-mini',
+    requested_model: 'openai/gpt-4o-mini',
     provider: 'openai',
     stream: false,
     status: 'ok',

@@ -155,7 +155,7 @@ export async function getTrace(db: Kysely<Database>, report: Report, traceId: st
     .select([
       'seq', 'request_id', 'trace_id', 'tenant_id', 'agent_id', 'model', 'provider', 'stream', 'status', 'http_status', 'error_code',
       'prompt_tokens', 'completion_tokens', 'cost', 'latency_ms', 'ttft_ms', 'started_at', 'pii_types',
-      'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool', 'tool_calls', 'cleaned',
+      'endpoint', 'cached_tokens', 'reasoning_tokens', 'response_id', 'tool', 'tool_calls', 'cleaned', 'requested_model',
     ])
     .where('trace_id', '=', traceId);
   if (tenantId) q = q.where('tenant_id', '=', tenantId);
@@ -168,6 +168,8 @@ export async function getTrace(db: Kysely<Database>, report: Report, traceId: st
     step: i + 1,
     endpoint: r.endpoint,
     model: r.model,
+    // Steps recorded before the column existed name no requested model: the model they were recorded with stands in.
+    requested_model: r.requested_model ?? r.model,
     provider: r.provider,
     stream: !!r.stream,
     status: r.status as TraceRequest['status'],

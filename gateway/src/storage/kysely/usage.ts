@@ -19,6 +19,7 @@ export async function insertUsage(db: Kysely<Database>, rows: UsageRecord[]) {
     tool: r.tool ?? null,
     tool_calls: r.tool_calls ? JSON.stringify(r.tool_calls) : null,
     cleaned: r.cleaned && r.cleaned.length > 0 ? JSON.stringify(r.cleaned) : null,
+    requested_model: r.requested_model ?? null,
   }));
   // A record already written (a retried flush) is skipped rather than failing the batch.
   await db
