@@ -316,20 +316,32 @@ describe('held for longer than a keep-alive interval, the wire keeps the client 
     expect(body.choices[0]!.message.tool_calls?.[0]?.id).toBe('call_rm');
   });
 
-  test('the OpenAI and Anthropic SDKs read a stream and a JSON answer held about 10 s', { timeout: 30_000 }, async () => {
-    const answers = Promise.all([
-      RUNS.find(([n]) => n === 'chat')![1](gw, 'sdk-10s-chat'),
-      RUNS.find(([n]) => n === 'chat streamed')![1](gw, 'sdk-10s-chat-s'),
-      RUNS.find(([n]) => n === 'messages native streamed')![1](gw, 'sdk-10s-msg-s'),
-      RUNS.find(([n]) => n === 'messages native')![1](gw, 'sdk-10s-msg'),
-    ]);
-    const traces = ['sdk-10s-chat', 'sdk-10s-chat-s', 'sdk-10s-msg-s', 'sdk-10s-msg'];
-    const held = await Promise.all(traces.map((t) => listed(gw, t)));
-    await new Promise((r) => setTimeout(r, 10_000));
-    for (const h of held) await decide(gw, h.id, 'approve');
-    for (const seen of await answers) expect(seen.call).toEqual(RM);
-    const waited = await Promise.all(traces.map(async (t) => (await toolCalls(gw, t))[0]!.wait_ms as number));
-    for (const ms of waited) expect(ms).toBeGreaterThan(9_000);
+  // CONTRACT's acceptance: a stream held 60 s reaches both SDKs intact, and a non-streamed answer held 30 s is a normal completion.
+  test('the OpenAI and Anthropic SDKs read streams held 60 s and JSON answers held 30 s', { timeout: 150_000 }, async () => {
+    // A gateway of its own, whose approvals wait longer than the minute held here.
+    const long = await gateway(150);
+    try {
+      const jsonTraces = ['sdk-30s-chat', 'sdk-30s-msg'];
+      const streamTraces = ['sdk-60s-chat-s', 'sdk-60s-msg-s'];
+      const answers = Promise.all([
+        RUNS.find(([n]) => n === 'chat')![1](long, 'sdk-30s-chat'),
+        RUNS.find(([n]) => n === 'messages native')![1](long, 'sdk-30s-msg'),
+        RUNS.find(([n]) => n === 'chat streamed')![1](long, 'sdk-60s-chat-s'),
+        RUNS.find(([n]) => n === 'messages native streamed')![1](long, 'sdk-60s-msg-s'),
+      ]);
+      const heldJson = await Promise.all(jsonTraces.map((t) => listed(long, t)));
+      const heldStreams = await Promise.all(streamTraces.map((t) => listed(long, t)));
+      await new Promise((r) => setTimeout(r, 30_000));
+      for (const h of heldJson) await decide(long, h.id, 'approve');
+      await new Promise((r) => setTimeout(r, 30_000));
+      for (const h of heldStreams) await decide(long, h.id, 'approve');
+      for (const seen of await answers) expect(seen.call).toEqual(RM);
+      const waited = async (t: string) => (await toolCalls(long, t))[0]!.wait_ms as number;
+      for (const t of jsonTraces) expect(await waited(t)).toBeGreaterThan(29_000);
+      for (const t of streamTraces) expect(await waited(t)).toBeGreaterThan(59_000);
+    } finally {
+      await long.close();
+    }
   });
 });
 
