@@ -127,6 +127,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = opts.logger ? Fastify({ ...common, loggerInstance: opts.logger as unknown as FastifyBaseLogger }) : Fastify({ ...common, logger: false });
   app.addHook('preClose', async () => {
     v1.closing = true;
+    // Calls held for approval would keep the drain waiting for a person (up to approvals.timeout_s): they are abandoned
+    // now, refused to their clients naming the approval, and their requests then finish like any other.
+    await services.dataPlane.approvals?.drain();
     // MCP notification streams stay open until their session ends: end them, or their connections would hold the close.
     await services.mcp.drain();
     reap();

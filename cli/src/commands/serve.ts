@@ -88,7 +88,8 @@ URL/v1, console URL/ui" once requests are accepted, errors); stdout carries the 
 JSON object a line.
 SIGTERM or SIGINT (ctrl-C) drains the requests in flight, writes their usage and exits 0, saying
 "agentgw draining" when it starts and "agentgw stopped at TIME" when it is done; a second ctrl-C
-stops at once.
+stops at once. Tool calls held for approval are not waited for: their approvals become abandoned
+and the calls are refused to their clients at once, naming the approval.
 `;
 
 /** Declares `serve`'s flags and help on the command bin.ts registers. */

@@ -39,7 +39,12 @@ export type HoldRequest = Omit<NewApproval, 'id' | 'created_at' | 'expires_at'>;
 
 interface Waiter {
   resolve(a: Approval): void;
+  /** Ends the hold as abandoned (unless a decision was written first), with this comment on the approval; resolves once released. */
+  abandon(comment: string): Promise<void>;
 }
+
+/** The comment on an approval a node abandoned as it stopped. */
+export const NODE_STOPPED = 'the gateway node stopped before a decision';
 
 export class Approvals {
   readonly timeoutS: number;
@@ -49,6 +54,8 @@ export class Approvals {
   private poller: NodeJS.Timeout | undefined;
   private readonly sweeper: NodeJS.Timeout;
   private polling = false;
+  /** Set once the node drains: every held call is abandoned, and one held from then on is abandoned at once. */
+  private draining = false;
   private readonly sub: Redis | undefined;
   private readonly pub: Redis | undefined;
   private readonly channel: string | undefined;
@@ -119,19 +126,23 @@ export class Approvals {
         resolve(a);
       };
       // The holder ends it: unless a decision was written first (then that one stands).
-      const close = (status: 'timed_out' | 'abandoned') => {
+      let closing: Promise<void> | undefined;
+      const close = (status: 'timed_out' | 'abandoned', comment: string | null = null): Promise<void> => {
+        if (done) return Promise.resolve();
         const at = new Date().toISOString();
-        this.store
-          .closeApproval(approval.id, status, at)
-          .then((a) => finish(a && a.status !== 'pending' ? a : { ...approval, status, decided_at: at }))
+        closing ??= this.store
+          .closeApproval(approval.id, status, at, comment)
+          .then((a) => finish(a && a.status !== 'pending' ? a : { ...approval, status, decided_at: at, comment }))
           // The database cannot say: the call is refused (fail closed), as its end says.
-          .catch(() => finish({ ...approval, status, decided_at: at }));
+          .catch(() => finish({ ...approval, status, decided_at: at, comment }));
+        return closing;
       };
-      const timer = setTimeout(() => close('timed_out'), Math.max(0, Date.parse(approval.expires_at) - Date.now()));
-      const onAbort = () => close('abandoned');
-      this.held.set(approval.id, { resolve: finish });
+      const timer = setTimeout(() => void close('timed_out'), Math.max(0, Date.parse(approval.expires_at) - Date.now()));
+      const onAbort = () => void close('abandoned');
+      this.held.set(approval.id, { resolve: finish, abandon: (comment) => close('abandoned', comment) });
       this.startPolling();
-      if (signal?.aborted) close('abandoned');
+      if (this.draining) void close('abandoned', NODE_STOPPED);
+      else if (signal?.aborted) void close('abandoned');
       else signal?.addEventListener('abort', onAbort);
     });
   }
@@ -143,6 +154,15 @@ export class Approvals {
   announce(approval: Approval): void {
     if (approval.status !== 'pending') this.held.get(approval.id)?.resolve(approval);
     if (this.pub && this.channel) this.pub.publish(this.channel, approval.id).catch(() => undefined);
+  }
+
+  /**
+   * The node starts draining: every call it holds is abandoned at once (a decision written first still stands), and
+   * so is any call held from now on, so that the drain waits for no person. Resolves once the held calls are released.
+   */
+  async drain(): Promise<void> {
+    this.draining = true;
+    await Promise.all([...this.held.values()].map((w) => w.abandon(NODE_STOPPED)));
   }
 
   private startPolling(): void {

@@ -311,8 +311,8 @@ export class KyselyStore implements Store {
   decideApproval(id: string, decision: 'approved' | 'denied', by: string, comment: string | null, at: string) {
     return approvals.decideApproval(this.db, id, decision, by, comment, at);
   }
-  closeApproval(id: string, status: 'timed_out' | 'abandoned', at: string) {
-    return approvals.closeApproval(this.db, id, status, at);
+  closeApproval(id: string, status: 'timed_out' | 'abandoned', at: string, comment?: string | null) {
+    return approvals.closeApproval(this.db, id, status, at, comment ?? null);
   }
   settledApprovals(ids: string[]) {
     return approvals.settledApprovals(this.db, ids);

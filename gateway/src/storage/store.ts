@@ -291,7 +291,7 @@ export interface Store {
   /** A person's decision over a state that allows it (pending; timed_out for an approval): whether this call decided it. */
   decideApproval(id: string, decision: 'approved' | 'denied', by: string, comment: string | null, at: string): Promise<{ approval: Approval | undefined; decided: boolean }>;
   /** The holder ends a pending approval (timed_out, abandoned) unless it was decided first; answers the row as it stands. */
-  closeApproval(id: string, status: 'timed_out' | 'abandoned', at: string): Promise<Approval | undefined>;
+  closeApproval(id: string, status: 'timed_out' | 'abandoned', at: string, comment?: string | null): Promise<Approval | undefined>;
   /** Of these approvals, the ones no longer pending (what a holding node polls). */
   settledApprovals(ids: string[]): Promise<Approval[]>;
   /** Takes, once, the pass that an approval after the timeout left for the same call of the agent in the trace; its id or null. */

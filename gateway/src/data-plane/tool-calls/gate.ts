@@ -2,7 +2,7 @@
 // rules and approvals"), and the record of each decision that goes on the step's trace.
 import type { Approval } from '../../contract/index.js';
 import { argumentsAsWritten, callHash } from '../../approvals/call-hash.js';
-import type { Approvals, HoldSignal } from '../../approvals/approvals.js';
+import { type Approvals, type HoldSignal, NODE_STOPPED } from '../../approvals/approvals.js';
 import { redactToolResult } from '../../policy/tool-result-pii.js';
 import { type ProposedToolCall, type ToolDecision, type ToolRules, toolRulesOf, withoutApprovals } from '../../policy/tool-rules.js';
 import { countToolDecision } from '../../telemetry/metrics.js';
@@ -49,7 +49,9 @@ export function heldOutcome(d: ToolDecision, a: Approval, timeoutS: number): Too
       ? `denied by ${a.decided_by ?? 'a person'} (approval ${a.id})${a.comment ? `: ${a.comment}` : ''}`
       : a.status === 'timed_out'
         ? `not approved within ${timeoutS} s (approval ${a.id} timed out; approving it now lets the same call pass once in this trace)`
-        : `the client left while approval ${a.id} was pending`;
+        : a.comment === NODE_STOPPED
+          ? `the gateway node stopped while approval ${a.id} was pending (send the request again to ask anew)`
+          : `the client left while approval ${a.id} was pending`;
   return { ...d, action: 'deny', reason: why };
 }
 

@@ -95,8 +95,9 @@ export async function decideApproval(
 }
 
 /** The holder's end of a pending approval (timed_out, abandoned); a decision written first stands. Answers the row as it stands. */
-export async function closeApproval(db: Kysely<Database>, id: string, status: 'timed_out' | 'abandoned', at: string): Promise<Approval | undefined> {
-  await db.updateTable('approvals').set({ status, decided_at: at }).where('id', '=', id).where('status', '=', 'pending').execute();
+export async function closeApproval(db: Kysely<Database>, id: string, status: 'timed_out' | 'abandoned', at: string, comment: string | null = null): Promise<Approval | undefined> {
+  // Only a pending one: a decision written first stands (the first write wins).
+  await db.updateTable('approvals').set({ status, decided_at: at, comment }).where('id', '=', id).where('status', '=', 'pending').execute();
   return getApproval(db, id);
 }
 
