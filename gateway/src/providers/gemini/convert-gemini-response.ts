@@ -16,9 +16,12 @@ export function convertGeminiResponse(response: GeminiResponse, model: string, r
   const candidates = response.candidates ?? [];
   const choices: OpenAIChatCompletion['choices'] = candidates.map((candidate, i) => {
     let text = '';
+    // Gemini's thought summaries (asked for with includeThoughts) become reasoning_content, as Claude's thinking does.
+    let reasoning = '';
     const toolCalls: OpenAIToolCall[] = [];
     for (const part of candidate.content?.parts ?? ([] as GeminiPart[])) {
-      if ('text' in part && !part.thought) text += part.text;
+      if ('text' in part && part.thought) reasoning += part.text;
+      else if ('text' in part) text += part.text;
       else if ('functionCall' in part) {
         toolCalls.push({
           id: geminiToolCallId(requestId, part.functionCall.id, i, toolCalls.length),
@@ -32,6 +35,7 @@ export function convertGeminiResponse(response: GeminiResponse, model: string, r
       content: text === '' && toolCalls.length > 0 ? null : text,
     };
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    if (reasoning) message.reasoning_content = reasoning;
     return { index: candidate.index ?? i, message, finish_reason: mapGeminiFinishReason(candidate.finishReason, toolCalls.length > 0), logprobs: null };
   });
   if (choices.length === 0) {

@@ -3,8 +3,10 @@ import type { OpenAIChatRequest } from '../openai-format.js';
 import { maxOutputTokens, stopSequences } from '../shared/message-content.js';
 import type { GeminiGenerationConfig, GeminiRequest } from './gemini-api.js';
 import { convertToGeminiContents } from './convert-to-gemini-contents.js';
+import { geminiThinkingConfig } from './gemini-thinking-config.js';
 
-export function convertToGeminiRequest(provider: string, body: OpenAIChatRequest): GeminiRequest {
+/** `model` is the target's model id (the path's), which decides the thinking settings it takes. */
+export function convertToGeminiRequest(provider: string, body: OpenAIChatRequest, model = body.model): GeminiRequest {
   const request: GeminiRequest = convertToGeminiContents(provider, body.messages);
 
   const config: GeminiGenerationConfig = {};
@@ -24,6 +26,8 @@ export function convertToGeminiRequest(provider: string, body: OpenAIChatRequest
     config.responseMimeType = 'application/json';
     if (format.json_schema.schema) config.responseJsonSchema = format.json_schema.schema;
   }
+  const thinking = geminiThinkingConfig(model, (body as { reasoning_effort?: unknown }).reasoning_effort, max);
+  if (thinking) config.thinkingConfig = thinking;
   if (Object.keys(config).length > 0) request.generationConfig = config;
 
   if (!body.tools?.length) {

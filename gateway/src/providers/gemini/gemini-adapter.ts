@@ -46,7 +46,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const response = await this.client.sendJson<GeminiResponse>({
       path: geminiModelPath(ctx.model, 'generateContent'),
       headers: this.headers,
-      body: JSON.stringify(convertToGeminiRequest(this.name, body)),
+      body: JSON.stringify(convertToGeminiRequest(this.name, body, ctx.model)),
       signal: ctx.signal,
     });
     if (!Array.isArray(response.candidates) && !response.promptFeedback) throw badUpstreamResponse(this.identity, 'answered without candidates.');
@@ -72,7 +72,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const response = await this.client.send({
       path: `${geminiModelPath(ctx.model, 'streamGenerateContent')}?alt=sse`,
       headers: this.headers,
-      body: JSON.stringify(convertToGeminiRequest(this.name, body)),
+      body: JSON.stringify(convertToGeminiRequest(this.name, body, ctx.model)),
       signal: ctx.signal,
     });
     const meter = new StreamMeter(() => estimatePromptTokens(body));

@@ -1,4 +1,5 @@
 // Wire types of the Gemini API (generativelanguage.googleapis.com v1beta): generateContent, streamGenerateContent, embeddings.
+import type { GeminiThinkingConfig } from './gemini-thinking-config.js';
 
 export interface GeminiFunctionCall {
   id?: string;
@@ -38,6 +39,7 @@ export interface GeminiGenerationConfig {
   seed?: number;
   responseMimeType?: string;
   responseJsonSchema?: Record<string, unknown>;
+  thinkingConfig?: GeminiThinkingConfig;
 }
 
 export interface GeminiRequest {

@@ -49,7 +49,9 @@ export async function* geminiStreamFrames(o: GeminiStreamOptions): AsyncGenerato
     const candidate = event.candidates?.[0];
     for (const part of candidate?.content?.parts ?? []) {
       if ('text' in part) {
-        if (!part.thought && part.text) yield writer.text(part.text);
+        if (part.thought) {
+          if (part.text) yield writer.reasoning(part.text);
+        } else if (part.text) yield writer.text(part.text);
       } else if ('functionCall' in part) {
         const index = toolCalls++;
         const id = geminiToolCallId(o.requestId, part.functionCall.id, 0, index);

@@ -1,0 +1,109 @@
+// Chat Completions to a gemini provider: reasoning_effort -> thinkingConfig within the model's limits and inside the
+// output limit, and Gemini's thought parts (recorded answers) -> reasoning_content, streamed and not. Spoken with the
+// OpenAI SDK; the upstream replays the Gemini API's wire format.
+import { readFileSync } from 'node:fs';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { adminClient } from '../../test-support/admin.js';
+import { type TestGateway, startTestGateway } from '../../test-support/gateway.js';
+import { type ScriptedGemini, startScriptedGemini } from '../../test-support/scripted-gemini.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../../data-plane/dialects/gemini/__fixtures__/${name}`, import.meta.url), 'utf8');
+
+let gw: TestGateway;
+let google: ScriptedGemini;
+let openai: OpenAI;
+
+beforeAll(async () => {
+  google = await startScriptedGemini((req) => (req.call === 'streamGenerateContent' ? { sse: fixture('stream-thoughts-function-call.sse') } : JSON.parse(fixture('generate-content-thoughts.json'))));
+  gw = await startTestGateway({ config: { providers: { google: { type: 'gemini', base_url: google.url, api_key: 'goog-upstream-secret' } } } });
+  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  await admin.tenant('acme');
+  openai = new OpenAI({ apiKey: (await admin.agent('acme', 'chat')).api_key, baseURL: `${gw.url}/v1` });
+});
+afterAll(async () => {
+  await gw?.close();
+  await google?.close();
+});
+
+const ask = [{ role: 'user' as const, content: 'What is the capital of France?' }];
+
+/** The thinkingConfig of the last request Gemini received, with the model of its path. */
+function lastSent(): { model: string; thinking: unknown } {
+  const req = google.requests.at(-1)!;
+  return { model: req.model, thinking: req.body.generationConfig?.thinkingConfig };
+}
+
+async function thinkingFor(model: string, effort: string | undefined, max?: number): Promise<unknown> {
+  await openai.chat.completions.create({ model: `google/${model}`, messages: ask, ...(effort ? { reasoning_effort: effort as never } : {}), ...(max ? { max_completion_tokens: max } : {}) });
+  expect(lastSent().model).toBe(model);
+  return lastSent().thinking;
+}
+
+describe('reasoning_effort -> thinkingConfig', () => {
+  test("an effort level becomes its thinking budget, within each model's range, with the thoughts asked back", async () => {
+    expect(await thinkingFor('gemini-2.5-pro', 'high')).toEqual({ thinkingBudget: 24576, includeThoughts: true });
+    expect(await thinkingFor('gemini-2.5-pro', 'max')).toEqual({ thinkingBudget: 32768, includeThoughts: true });
+    expect(await thinkingFor('gemini-2.5-flash', 'max')).toEqual({ thinkingBudget: 24576, includeThoughts: true });
+    expect(await thinkingFor('gemini-2.5-flash-lite', 'low')).toEqual({ thinkingBudget: 2048, includeThoughts: true });
+  });
+
+  test('"none" turns thinking off where it can be, and is the smallest budget on 2.5 Pro, which always thinks', async () => {
+    expect(await thinkingFor('gemini-2.5-flash', 'none')).toEqual({ thinkingBudget: 0 });
+    expect(await thinkingFor('gemini-2.5-pro', 'none')).toEqual({ thinkingBudget: 128 });
+  });
+
+  test('the budget leaves a quarter of the output limit to the answer; below the model\'s minimum it is off (or the minimum)', async () => {
+    expect(await thinkingFor('gemini-2.5-pro', 'high', 4000)).toEqual({ thinkingBudget: 3000, includeThoughts: true });
+    expect(await thinkingFor('gemini-2.5-flash-lite', 'medium', 600)).toEqual({ thinkingBudget: 0 });
+    expect(await thinkingFor('gemini-2.5-pro', 'medium', 100)).toEqual({ thinkingBudget: 128, includeThoughts: true });
+  });
+
+  test('Gemini 3 takes a thinking level; models without thinking and requests without an effort get no thinkingConfig', async () => {
+    expect(await thinkingFor('gemini-3-pro-preview', 'low')).toEqual({ thinkingLevel: 'low', includeThoughts: true });
+    expect(await thinkingFor('gemini-3-pro-preview', 'medium')).toEqual({ thinkingLevel: 'high', includeThoughts: true });
+    expect(await thinkingFor('gemini-2.0-flash', 'high')).toBeUndefined();
+    expect(await thinkingFor('gemini-2.5-pro', undefined)).toBeUndefined();
+  });
+
+  test('an effort that is no level is a 400 naming reasoning_effort, and Gemini is not called', async () => {
+    const before = google.requests.length;
+    const err = await openai.chat.completions.create({ model: 'google/gemini-2.5-pro', messages: ask, reasoning_effort: 'extreme' as never }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('reasoning_effort');
+    expect(google.requests.length).toBe(before);
+  });
+});
+
+describe("Gemini's thoughts -> reasoning_content", () => {
+  test('a thought part is the reasoning, out of the content; its signature is not passed on', async () => {
+    const res = await openai.chat.completions.create({ model: 'google/gemini-2.5-pro', messages: ask, reasoning_effort: 'low' });
+    const message = res.choices[0]!.message as typeof res.choices[0]['message'] & { reasoning_content?: string };
+    expect(message.reasoning_content).toBe('The user wants the capital of France. Answer directly.');
+    expect(message.content).toBe('The capital of France is Paris.');
+    expect(res.usage?.completion_tokens_details?.reasoning_tokens).toBe(44);
+    expect(JSON.stringify(res)).not.toContain('EqQBCqEBAdHtim9Jt1uQ');
+  });
+
+  test('streamed: the thought streams as reasoning_content before the text and the calls', async () => {
+    const stream = await openai.chat.completions.create({ model: 'google/gemini-2.5-pro', messages: ask, reasoning_effort: 'medium', stream: true, stream_options: { include_usage: true } });
+    const order: string[] = [];
+    let reasoning = '';
+    let content = '';
+    const calls: string[] = [];
+    let raw = '';
+    for await (const chunk of stream) {
+      raw += JSON.stringify(chunk);
+      const delta = chunk.choices[0]?.delta as { reasoning_content?: string; content?: string | null; tool_calls?: Array<{ function?: { name?: string } }> } | undefined;
+      if (delta?.reasoning_content) (reasoning += delta.reasoning_content), order.push('reasoning');
+      if (delta?.content) (content += delta.content), order.push('content');
+      for (const c of delta?.tool_calls ?? []) if (c.function?.name) calls.push(c.function.name), order.push('call');
+    }
+    expect(reasoning).toBe('**Planning the write**\n\nI need to create the file, then read it.');
+    expect(content).toBe('I will write it now.');
+    expect(calls).toEqual(['write_file', 'run_shell_command']);
+    expect(order[0]).toBe('reasoning');
+    expect(order.lastIndexOf('reasoning')).toBeLessThan(order.indexOf('content'));
+    expect(raw).not.toContain('CiQB0e2Kb5sF7wq4');
+  });
+});
