@@ -78,6 +78,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         else if (McpGateway.owns(req.url)) services.mcp.handle(req, res);
         else handler(req, res);
       });
+      // Other nodes learn where this one serves its MCP servers (multi-node, Redis).
+      server.once('listening', () => services.mcp.listening(server.address()));
       // Node hands CONNECT to no request handler and drops the connection unanswered; it gets an answer here.
       server.on('connect', (req: IncomingMessage, socket: Socket) => {
         answerOnSocket(socket, 404, new AgentgwError('route_not_found', `No route CONNECT ${req.url ?? ''}: agentgw is not a forward proxy; send requests to /v1 or /api.`));

@@ -61,14 +61,23 @@ export class ServerRequestRoutes {
   private readonly routes = new Map<string | number, ClientChannel>();
   private readonly active = new Set<ClientChannel>();
 
+  /**
+   * The call whose channel this runs in is in flight on the connection until it ends. A stdio server has no stream per
+   * call: what it asks while one call runs goes to that call's client (as for a standalone stream).
+   */
+  track(): ClientChannel | undefined {
+    const channel = current.getStore();
+    if (channel && !this.active.has(channel)) {
+      this.active.add(channel);
+      void channel.done.then(() => this.active.delete(channel));
+    }
+    return channel;
+  }
+
   /** A fetch that reads the SSE answers of calls made inside a channel, to note the server requests they carry. */
   fetch(inner: FetchLike = fetch): FetchLike {
     return async (url, init) => {
-      const channel = current.getStore();
-      if (channel && !this.active.has(channel)) {
-        this.active.add(channel);
-        void channel.done.then(() => this.active.delete(channel));
-      }
+      const channel = this.track();
       const res = await inner(url, init);
       if (!channel || !res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) return res;
       return new Response(res.body.pipeThrough(this.tap(channel)), { status: res.status, statusText: res.statusText, headers: res.headers });

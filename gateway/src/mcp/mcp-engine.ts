@@ -34,6 +34,6 @@ export class McpEngine {
     this.pins = new ToolPins(pinStore, dp.snapshot, (server) => servers[server]?.pin ?? 'changes', () => this.upstreams.version++);
     this.upstreams.onListed = (server, tools) => this.pins.listed(server, tools);
     this.federation = new Federation(dp, this.upstreams, metrics, this.pins);
-    this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, limits, log, new SessionBus(redis, log));
+    this.sessions = new Sessions(ids, this.federation, dp.snapshot, activity, limits, log, new SessionBus(redis, log, (text) => dp.hasher.hash(`mcp-node\u0000${text}`)));
   }
 }

@@ -1,7 +1,7 @@
 // The HTTP front of /mcp (raw node:http, beside the /v1 front): maintenance, agent auth (an agent key, or an OAuth access
 // token when mcp.authorization_servers are configured; 401 with the OpenAI body and WWW-Authenticate: Bearer), the trace
 // and policy headers, then the session's SDK transport answers. It also serves the protected resource metadata.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
 import { AgentgwError, ID_PATTERN } from '../contract/index.js';
 import { SESSION_HEADERS } from '../data-plane/v1-server.js';
 import { type ErrorLog, toAgentgwError } from '../http/error-handler.js';
@@ -61,7 +61,14 @@ export interface McpFrontDeps {
   oauth?: McpResourceAuth;
   /** Per-agent upstream credentials (PUT /api/agents/{id}/mcp-credentials/{server}). */
   credentials?: AgentCredentials;
+  /** Another node that runs a server this one does not (a stdio server on one node only): its base URL. */
+  peerFor?(server: string): Promise<string | undefined>;
+  /** The address a request reached this node at: other nodes pass requests for its servers there. */
+  reachedAt?(url: string): void;
 }
+
+/** Set on a request one node passes to another: never passed on again. */
+const FORWARDED = 'x-agentgw-forwarded';
 
 const NO_CREDENTIALS: AgentHeaders = new Map();
 
@@ -77,6 +84,10 @@ export class McpFront {
 
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     res.setHeader('x-request-id', newRequestId());
+    if (this.deps.reachedAt && req.socket.localAddress && req.socket.localPort) {
+      const host = req.socket.localAddress.replace(/^::ffff:/, '');
+      this.deps.reachedAt(`http://${host.includes(':') ? `[${host}]` : host}:${req.socket.localPort}`);
+    }
     const path = (req.url ?? '').split('?')[0]!;
     if (under(path, PROTECTED_RESOURCE_PATH)) {
       this.serveMetadata(req, res, path);
@@ -154,6 +165,12 @@ export class McpFront {
     this.deps.origins?.check(one(h.origin), one(h.host));
     const agent = await this.authenticate(one(h.authorization), scope);
     if (scope !== undefined && !this.deps.hasServer?.(scope)) {
+      // Configured on another node only: that node serves the whole endpoint (every request of its sessions goes there).
+      const peer = h[FORWARDED] === undefined ? await this.deps.peerFor?.(scope) : undefined;
+      if (peer) {
+        await forward(req, res, peer);
+        return;
+      }
       req.resume();
       throw new AgentgwError('route_not_found', `No MCP server named "${scope.slice(0, 64)}" is configured: use ${PATH} for every server, or ${PATH}/<server> with a name GET /api/mcp/servers lists.`);
     }
@@ -288,6 +305,33 @@ function toWebRequest(req: IncomingMessage): Request {
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
   return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? PATH}`, { method: req.method, headers });
+}
+
+/** Passes the request to the node at `base` and its answer (a stream included) back, until either side ends. */
+function forward(req: IncomingMessage, res: ServerResponse, base: string): Promise<void> {
+  return new Promise((resolve) => {
+    const headers: Record<string, string | string[]> = { [FORWARDED]: '1' };
+    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && name !== 'connection' && name !== 'keep-alive') headers[name] = value;
+    const up = httpRequest(new URL(req.url ?? PATH, base), { method: req.method, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+      answer.on('end', () => resolve());
+      answer.on('error', () => resolve());
+    });
+    up.on('error', () => {
+      if (!res.headersSent) {
+        const body = JSON.stringify(new AgentgwError('upstream_unavailable', 'The node that runs this MCP server did not answer: retry in a moment.').toBody());
+        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '1' });
+        res.end(body);
+      } else if (!res.writableEnded) res.end();
+      resolve();
+    });
+    res.on('close', () => {
+      up.destroy();
+      resolve();
+    });
+    req.pipe(up);
+  });
 }
 
 /** Writes the transport's answer (JSON, or an SSE stream until it ends or the client leaves). */

@@ -67,6 +67,13 @@ export class McpGateway {
       hasServer: (name) => Object.hasOwn(opts.servers, name),
       ...(opts.authorizationServers?.length ? { oauth: new McpResourceAuth(opts.authorizationServers, dp.snapshot) } : {}),
       ...(opts.credentialStore ? { credentials: new AgentCredentials(opts.credentialStore, dp.hasher, dp.snapshot, opts.log) } : {}),
+      // A server configured on other nodes only (a stdio server on one node): served there, found through Redis.
+      ...(opts.redis
+        ? {
+            peerFor: async (server: string) => (await this.load()).sessions.bus.nodeFor(server),
+            reachedAt: (url: string) => this.loaded?.sessions.bus.announce(url, Object.keys(opts.servers)),
+          }
+        : {}),
     });
     // With servers configured, /mcp will be used: load it now, off the start-up path.
     if (Object.keys(opts.servers).length > 0) void this.load().catch(() => undefined);
@@ -79,6 +86,17 @@ export class McpGateway {
       return this.loaded;
     });
     return this.engine;
+  }
+
+  /**
+   * The HTTP server listens: with Redis, the servers of this node are announced at that address (a wildcard address is
+   * not one other nodes can reach: the address requests reach it at is announced instead, from the first one on).
+   */
+  listening(address: string | { address: string; port: number } | null): void {
+    if (!this.opts.redis || Object.keys(this.opts.servers).length === 0 || address === null || typeof address === 'string') return;
+    if (address.address === '0.0.0.0' || address.address === '::') return;
+    const host = address.address.includes(':') ? `[${address.address}]` : address.address;
+    void this.load().then((e) => e.sessions.bus.announce(`http://${host}:${address.port}`, Object.keys(this.opts.servers)), () => undefined);
   }
 
   /** True for the requests the gateway hands to handle(). */

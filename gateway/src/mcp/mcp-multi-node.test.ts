@@ -4,6 +4,7 @@
 // land on other nodes than the one running the call or holding the subscription.
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -19,6 +20,8 @@ import { eventually } from '../test-support/admin-api.js';
 import { startTestGateway, TEST_REDIS_URL, type TestGateway } from '../test-support/gateway.js';
 import { type ConformanceUpstream, startConformanceUpstream } from './__fixtures__/conformance-upstream.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
+
+const STDIO_SERVER = fileURLToPath(new URL('./__fixtures__/stdio-relay-server.mjs', import.meta.url));
 
 const text = (r: unknown) => (r as CallToolResult).content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 
@@ -80,7 +83,8 @@ describe('/mcp round-robin over three nodes (PostgreSQL + Redis)', () => {
     [web, conf] = await Promise.all([startHttpMcpServer(), startConformanceUpstream()]);
     const mcp_servers = { web: { url: web.url, timeout_ms: 10_000 }, conf: { url: conf.url, timeout_ms: 10_000 } };
     const config = { counters: { kind: 'redis', url: TEST_REDIS_URL }, mcp_servers };
-    nodes.push(await startTestGateway({ storage: 'postgres', config }));
+    // A stdio server on the first node only: the others pass /mcp/local to it.
+    nodes.push(await startTestGateway({ storage: 'postgres', config: { ...config, mcp_servers: { ...mcp_servers, local: { command: process.execPath, args: [STDIO_SERVER], timeout_ms: 10_000 } } } }));
     const shared = { storage: 'postgres' as const, pgSchema: nodes[0]!.storage.kind === 'postgres' ? nodes[0]!.storage.schema : '', adminKey: nodes[0]!.adminKey, config };
     nodes.push(await startTestGateway(shared), await startTestGateway(shared));
     balancer = await startBalancer(() => nodes);
@@ -138,6 +142,30 @@ describe('/mcp round-robin over three nodes (PostgreSQL + Redis)', () => {
         `User response: action=accept, content={"response":"yes to go ${i}?"}`,
       );
     }
+  });
+
+  test('a stdio server configured on one node only: progress, sampling, elicitation and a subscription through /mcp/local from every node', async () => {
+    const c = await connect('/mcp/local');
+    const before = balancer.served.map((s) => s.POST ?? 0);
+    for (let i = 0; i < 3; i++) {
+      const seen: Progress[] = [];
+      const r = await c.callTool({ name: 'progress', arguments: {} }, undefined, { onprogress: (p) => void seen.push(p) });
+      expect(text(r)).toMatch(/^done in process \d+$/);
+      expect(seen.map((p) => p.progress)).toEqual([1, 2, 3]);
+      expect(text(await c.callTool({ name: 'sample', arguments: { prompt: `q${i}` } }))).toBe(`sampled: q${i} from the client`);
+      expect(text(await c.callTool({ name: 'elicit', arguments: { message: `ok ${i}?` } }))).toBe(`answer: accept {"response":"yes to ok ${i}?"}`);
+    }
+    // The requests reached every node; those without the server passed them on.
+    expect(balancer.served.map((s, i) => (s.POST ?? 0) - before[i]!).every((x) => x > 0)).toBe(true);
+    const updated: string[] = [];
+    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    await c.subscribeResource({ uri: 'file:///watched.txt' });
+    expect(text(await c.callTool({ name: 'touch', arguments: {} }))).toBe('touched (1 subscribed)');
+    await eventually(() => updated.length > 0, 5_000, 'notifications/resources/updated');
+    expect(updated).toEqual(['file:///watched.txt']);
+    // A node that does not run it, and has no node that does to pass it to, answers as for any unknown server.
+    const res = await fetch(`${nodes[1]!.url}/mcp/nowhere`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(404);
   });
 
   test('a cancellation POSTed to another node than the call cancels the call upstream', async () => {

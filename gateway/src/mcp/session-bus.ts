@@ -8,12 +8,19 @@
 //   one node) goes to every node when this one has no such stream open; the node that has one sends it.
 // - A client's notifications/cancelled for a request this node is not running goes to every node; the node running it
 //   cancels it (and so the upstream call).
+// - Which nodes run each configured server, and at which address: a node without a server that /mcp/<server> names
+//   passes the request on to one that has it (a stdio server may run on one node only). Entries are signed with the
+//   deployment's secret, so only its nodes can name where agents' requests go.
 // Without Redis (one node) nothing leaves the node.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { JSONRPCMessage, JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 
 type RequestId = string | number;
+
+/** How often a node says which servers it runs; an entry older than STALE_MS is a node gone. */
+const ANNOUNCE_MS = 5_000;
+const STALE_MS = 15_000;
 
 /** A node's part of the id of a request agentgw sends a client: `agentgw-<node>-<the SDK's own id>`. */
 const TAGGED = /^agentgw-([0-9a-f]{12})-(\d{1,15})$/;
@@ -34,8 +41,16 @@ export class SessionBus {
   private readonly sub: Redis | undefined;
   private readonly prefix: string;
   private handlers: SessionBusHandlers | undefined;
+  /** The address other nodes reach this one at, and the servers it runs (announced every ANNOUNCE_MS). */
+  private self: { url: string; servers: readonly string[] } | undefined;
+  private announcer: NodeJS.Timeout | undefined;
 
-  constructor(redis?: { url: string; prefix: string }, private readonly log?: { warn: (obj: object, msg: string) => void }) {
+  constructor(
+    redis?: { url: string; prefix: string },
+    private readonly log?: { warn: (obj: object, msg: string) => void },
+    /** Signs what this node announces (the deployment's secret): another node trusts only what a node of it wrote. */
+    private readonly sign: (text: string) => string = (text) => text,
+  ) {
     this.prefix = `${redis?.prefix ?? ''}mcp:`;
     if (!redis) return;
     const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (n: number) => Math.min(100 * n, 2_000) };
@@ -94,12 +109,56 @@ export class SessionBus {
     return true;
   }
 
+  /** This node runs these servers and is reached at `url`: told to the other nodes now and every ANNOUNCE_MS. */
+  announce(url: string, servers: readonly string[]): void {
+    if (!this.pub || servers.length === 0 || this.self?.url === url) return;
+    this.self = { url, servers };
+    const write = () => {
+      const self = this.self!;
+      const value = `${Date.now()}|${self.url}`;
+      for (const server of self.servers) {
+        this.pub!.hset(this.servers(server), this.node, `${value}|${this.sign(`${server}|${this.node}|${value}`)}`).catch(() => undefined);
+      }
+    };
+    // Commands are not queued while Redis connects: the first write waits for it.
+    if (this.pub.status === 'ready') write();
+    else this.pub.once('ready', write);
+    clearInterval(this.announcer);
+    this.announcer = setInterval(write, ANNOUNCE_MS);
+    this.announcer.unref();
+  }
+
+  /** The address of a live node that runs the server, when one does (else undefined). */
+  async nodeFor(server: string): Promise<string | undefined> {
+    if (!this.pub) return undefined;
+    let entries: Record<string, string>;
+    try {
+      entries = await this.pub.hgetall(this.servers(server));
+    } catch {
+      return undefined;
+    }
+    const now = Date.now();
+    for (const [node, entry] of Object.entries(entries)) {
+      const [at, url, signature] = entry.split('|');
+      if (node === this.node || !at || !url || !signature) continue;
+      if (signature !== this.sign(`${server}|${node}|${at}|${url}`) || !(now - Number(at) < STALE_MS)) continue;
+      return url;
+    }
+    return undefined;
+  }
+
   async close(): Promise<void> {
+    clearInterval(this.announcer);
+    if (this.self && this.pub) await Promise.all(this.self.servers.map((s) => this.pub!.hdel(this.servers(s), this.node).catch(() => undefined)));
     await Promise.all([this.sub, this.pub].map((r) => r?.quit().catch(() => r.disconnect())));
   }
 
   private answers(node: string): string {
     return `${this.prefix}answers:${node}`;
+  }
+
+  private servers(server: string): string {
+    return `${this.prefix}servers:${server}`;
   }
 
   private notifications(): string {

@@ -321,6 +321,8 @@ export class Upstream {
     const u = this.via();
     if (u !== this) return u.request(op, signal);
     const options: RequestOptions = { timeout: this.config.timeout_ms, signal };
+    // A call's sampling and elicitation reach its client (a stdio server has no stream per call to tell them by).
+    if (isStdio(this.config)) this.clientRequests.track();
     let client = await this.connection();
     try {
       let result: T;
