@@ -1,6 +1,7 @@
 // OpenAI chat.completion.chunk SSE frames -> Gemini streamGenerateContent (alt=sse) events, for a streamed answer from an
-// upstream that does not speak Gemini. Text streams as it comes; Gemini sends a function call whole, so each call is
-// sent once its arguments are complete (at the finish), in the last event with the finishReason and the usage.
+// upstream that does not speak Gemini. Text, and reasoning as thought parts when the client asked for them, streams as it
+// comes; Gemini sends a function call whole, so each call is sent once its arguments are complete (at the finish), in the
+// last event with the finishReason and the usage.
 import type { GeminiPart } from '../providers/gemini/gemini-api.js';
 import type { OpenAIChatCompletionChunk } from '../providers/openai-format.js';
 import type { Usage } from '../providers/spec.js';
@@ -20,7 +21,8 @@ export class GeminiStreamEncoder {
   private out = '';
   private finished = false;
 
-  constructor(private readonly opts: { model: string; responseId: string }) {}
+  /** `thoughts`: the client asked for thought parts (includeThoughts), which streamed reasoning_content becomes. */
+  constructor(private readonly opts: { model: string; responseId: string; thoughts?: boolean }) {}
 
   /** One or more `data: {chunk}\n\n` frames -> the Gemini events they make (possibly none). */
   frames(text: string): string {
@@ -64,6 +66,7 @@ export class GeminiStreamEncoder {
     if (!choice) return;
     const delta = choice.delta;
     if (delta) {
+      if (this.opts.thoughts && delta.reasoning_content) this.emit({ candidates: [{ content: { role: 'model', parts: [{ text: delta.reasoning_content, thought: true }] }, index: 0 }] });
       const text = (delta.content ?? '') + (delta.refusal ?? '');
       if (text) this.emit({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }] });
       for (const d of delta.tool_calls ?? []) {

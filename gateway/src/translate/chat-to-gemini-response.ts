@@ -36,10 +36,12 @@ export function geminiArgs(args: string | undefined): Record<string, unknown> {
   }
 }
 
-export function chatCompletionToGemini(c: OpenAIChatCompletion, opts: { model: string; usage: Usage; responseId: string }): Record<string, unknown> {
+/** `thoughts`: the client asked for thought parts (includeThoughts), which the reasoning_content of the answer becomes. */
+export function chatCompletionToGemini(c: OpenAIChatCompletion, opts: { model: string; usage: Usage; responseId: string; thoughts?: boolean }): Record<string, unknown> {
   const candidates = c.choices.map((choice) => {
     const parts: GeminiPart[] = [];
     const m = choice.message;
+    if (opts.thoughts && m.reasoning_content) parts.push({ text: m.reasoning_content, thought: true });
     const text = typeof m.content === 'string' ? m.content : '';
     if (text) parts.push({ text });
     if (m.refusal) parts.push({ text: m.refusal });

@@ -21,7 +21,7 @@ export interface GeminiToChatOptions {
   model: string;
   /** The output limit field the target takes (OpenAI's reasoning models refuse max_tokens). */
   maxTokensField: 'max_tokens' | 'max_completion_tokens';
-  /** Whether the target model reasons, so that thinkingConfig becomes reasoning_effort. */
+  /** Whether the target model reasons (Claude's with extended thinking too), so that thinkingConfig becomes reasoning_effort. */
   reasons: boolean;
   stream: boolean;
   /** The target's own output limit, when known: a larger maxOutputTokens is lowered to it. */
@@ -31,8 +31,7 @@ export interface GeminiToChatOptions {
 /** Members left out of a translated call, with why: sampling and display hints the target has no counterpart for. */
 export const GEMINI_DROPPED_HINTS: Readonly<Record<string, string>> = {
   'generationConfig.topK': 'Chat Completions has no top-k sampling (Gemini CLI always sends it)',
-  'generationConfig.thinkingConfig': 'carried as reasoning_effort to targets that reason; left out for the others',
-  'generationConfig.thinkingConfig.includeThoughts': 'thoughts of other providers are not returned as thought parts',
+  'generationConfig.thinkingConfig': "carried as reasoning_effort to targets that reason (Claude: a thinking budget); left out for the others",
   'generationConfig.responseModalities': 'only ["TEXT"] can be carried; it is the default',
   'safetySettings (BLOCK_NONE, OFF)': 'asks for no filtering, which other targets cannot be made stricter by',
   'thoughtSignature, thought parts of earlier turns': "signed by Gemini, read by no other provider",

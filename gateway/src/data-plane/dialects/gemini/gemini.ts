@@ -8,6 +8,7 @@ import type { ChatStream, GeminiCallContext, Usage } from '../../../providers/sp
 import { GeminiStreamEncoder } from '../../../translate/chat-stream-to-gemini-events.js';
 import { chatCompletionToGemini } from '../../../translate/chat-to-gemini-response.js';
 import { geminiToChatRequest } from '../../../translate/gemini-to-chat-request.js';
+import { claudeThinks } from '../../../translate/reasoning-budget.js';
 import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
 import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
@@ -40,6 +41,12 @@ function nativeOf(t: PricedTarget) {
   return t.provider.gemini;
 }
 
+/** Whether the client asked for thought parts (thinkingConfig.includeThoughts): a translated answer's reasoning_content. */
+function includeThoughts(body: Json): boolean {
+  const config = camelGemini<{ generationConfig?: { thinkingConfig?: { includeThoughts?: unknown } } }>(body).generationConfig;
+  return config?.thinkingConfig?.includeThoughts === true;
+}
+
 function responseId(): string {
   return randomBytes(12).toString('base64url');
 }
@@ -50,7 +57,7 @@ function chatRequestFor(t: PricedTarget, body: Json, stream: boolean) {
   return geminiToChatRequest(camelGemini(body), {
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
-    reasons: REASONING_MODEL.test(t.model),
+    reasons: REASONING_MODEL.test(t.model) || (type === 'anthropic' && claudeThinks(t.model)),
     stream,
     maxOutputCap: t.price?.max_output_tokens,
   });
@@ -94,7 +101,8 @@ async function generateContent(dp: DataPlane, ex: Exchange, a: Admission<Json & 
       const native = nativeOf(t);
       if (native) return native.generate(callOf(t), a.body);
       const result = await t.provider.chat(callOf(t), chatRequestFor(t, a.body, false));
-      return { text: JSON.stringify(chatCompletionToGemini(result.body, { model: call.model, usage: result.usage, responseId: responseId() })), usage: result.usage };
+      const answer = chatCompletionToGemini(result.body, { model: call.model, usage: result.usage, responseId: responseId(), thoughts: includeThoughts(a.body) });
+      return { text: JSON.stringify(answer), usage: result.usage };
     });
   } catch (e) {
     await dp.release(a);
@@ -126,8 +134,9 @@ class TranslatedStream implements FrameSource {
   constructor(
     private readonly chat: ChatStream,
     model: string,
+    thoughts: boolean,
   ) {
-    this.encoder = new GeminiStreamEncoder({ model, responseId: responseId() });
+    this.encoder = new GeminiStreamEncoder({ model, responseId: responseId(), thoughts });
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<string> {
@@ -210,7 +219,7 @@ async function streamContent(
     ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
       if (native) return native.stream(callOf(t), a.body);
-      return new TranslatedStream(await t.provider.chatStream(callOf(t), chatRequestFor(t, a.body, true)), call.model);
+      return new TranslatedStream(await t.provider.chatStream(callOf(t), chatRequestFor(t, a.body, true)), call.model, includeThoughts(a.body));
     }));
   } catch (e) {
     await dp.release(a);
