@@ -2,6 +2,7 @@
 // output limit, and Gemini's thought parts (recorded answers) -> reasoning_content, streamed and not. Spoken with the
 // OpenAI SDK; the upstream replays the Gemini API's wire format.
 import { readFileSync } from 'node:fs';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../../test-support/admin.js';
@@ -13,13 +14,16 @@ const fixture = (name: string) => readFileSync(new URL(`../../data-plane/dialect
 let gw: TestGateway;
 let google: ScriptedGemini;
 let openai: OpenAI;
+let claudeClient: Anthropic;
 
 beforeAll(async () => {
   google = await startScriptedGemini((req) => (req.call === 'streamGenerateContent' ? { sse: fixture('stream-thoughts-function-call.sse') } : JSON.parse(fixture('generate-content-thoughts.json'))));
   gw = await startTestGateway({ config: { providers: { google: { type: 'gemini', base_url: google.url, api_key: 'goog-upstream-secret' } } } });
   const admin = adminClient(gw.adminUrl, gw.adminKey);
   await admin.tenant('acme');
-  openai = new OpenAI({ apiKey: (await admin.agent('acme', 'chat')).api_key, baseURL: `${gw.url}/v1` });
+  const apiKey = (await admin.agent('acme', 'chat')).api_key;
+  openai = new OpenAI({ apiKey, baseURL: `${gw.url}/v1` });
+  claudeClient = new Anthropic({ apiKey, baseURL: gw.url });
 });
 afterAll(async () => {
   await gw?.close();
@@ -105,5 +109,20 @@ describe("Gemini's thoughts -> reasoning_content", () => {
     expect(order[0]).toBe('reasoning');
     expect(order.lastIndexOf('reasoning')).toBeLessThan(order.indexOf('content'));
     expect(raw).not.toContain('CiQB0e2Kb5sF7wq4');
+  });
+});
+
+describe('from the other dialects, translated to a gemini provider', () => {
+  test("a Responses client's reasoning.effort becomes thinkingConfig, and the thought its reasoning item", async () => {
+    const res = await openai.responses.create({ model: 'google/gemini-2.5-pro', input: 'What is the capital of France?', reasoning: { effort: 'medium' } });
+    expect(lastSent().thinking).toEqual({ thinkingBudget: 8192, includeThoughts: true });
+    const reasoning = res.output.find((o) => o.type === 'reasoning');
+    expect(reasoning?.type === 'reasoning' && reasoning.summary.map((s) => s.text).join('')).toBe('The user wants the capital of France. Answer directly.');
+    expect(res.output_text).toBe('The capital of France is Paris.');
+  });
+
+  test("an Anthropic client's thinking budget becomes thinkingConfig", async () => {
+    await claudeClient.messages.create({ model: 'google/gemini-2.5-flash', max_tokens: 16000, messages: ask, thinking: { type: 'enabled', budget_tokens: 12000 } });
+    expect(lastSent()).toEqual({ model: 'gemini-2.5-flash', thinking: { thinkingBudget: 8192, includeThoughts: true } });
   });
 });

@@ -62,7 +62,8 @@ export function chatRequestFor(t: PricedTarget, body: MessagesRequest) {
   return messagesToChatRequest(body, {
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
-    reasons: REASONING_MODEL.test(t.model),
+    // The Gemini adapter turns reasoning_effort into a thinking budget for the Gemini models that think.
+    reasons: REASONING_MODEL.test(t.model) || type === 'gemini',
   });
 }
 

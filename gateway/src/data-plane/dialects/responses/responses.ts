@@ -42,8 +42,8 @@ export function chatRequestFor(t: PricedTarget, body: ResponsesRequest): Respons
   return responsesToChatRequest(body as ResponsesWire, {
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
-    // Claude thinks on a budget: the Anthropic adapter turns reasoning_effort into one.
-    reasons: REASONING_MODEL.test(t.model) || (type === 'anthropic' && claudeThinks(t.model)),
+    // Claude and Gemini think on a budget: their adapters turn reasoning_effort into one (Gemini's, for the models that think).
+    reasons: REASONING_MODEL.test(t.model) || (type === 'anthropic' && claudeThinks(t.model)) || type === 'gemini',
     carryThinking: type === 'anthropic',
     // Web search runs on the target's own search where it has one (Gemini's cannot be combined with function tools).
     webSearch: type === 'anthropic' ? true : type === 'gemini' ? 'without-client-tools' : false,
