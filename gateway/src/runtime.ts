@@ -157,6 +157,8 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
         ? new ApprovalNotifier({ url: config.approvals.notify_url, consoleUrl: (id) => `http://${config.listen}/ui/approvals?id=${encodeURIComponent(id)}`, log: opts.log })
         : undefined,
       redis: config.counters.kind === 'redis' ? { url: config.counters.url, prefix: redisPrefix ?? DEFAULT_REDIS_PREFIX } : undefined,
+      // Memory counters keep the trace of a held call in memory until its usage row is written.
+      keepTrace: counters.keepTrace ? (traceKey) => counters.keepTrace!(traceKey) : undefined,
       log: opts.log,
     });
     opened.push(() => approvals.close());

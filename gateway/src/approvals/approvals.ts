@@ -31,6 +31,11 @@ export interface ApprovalsOptions {
   notifier?: ApprovalNotifier;
   /** Redis to announce decisions on, when counters are Redis. */
   redis?: { url: string; prefix: string };
+  /**
+   * Keeps a trace's spend in the counters' memory while one of its calls is held (Counters.keepTrace): the answer's cost
+   * was settled before the wait, its usage row is written after it.
+   */
+  keepTrace?: (traceKey: string) => () => void;
   log?: { warn: (obj: object, msg: string) => void };
 }
 
@@ -83,6 +88,11 @@ export class Approvals {
         if (this.held.has(id)) void this.refresh([id]);
       });
     }
+  }
+
+  /** Keeps the trace (tenant-qualified key, as the counters name it) in the counters' memory until the returned function runs. */
+  keepTrace(traceKey: string): () => void {
+    return this.opts.keepTrace?.(traceKey) ?? (() => undefined);
   }
 
   /** Calls this node holds now. */

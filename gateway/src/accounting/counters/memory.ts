@@ -32,6 +32,8 @@ interface TraceWindow {
   spent: number;
   reserved: number;
   usedAt: number;
+  /** Steps settled and not yet recorded that keep the trace in memory (keepTrace). */
+  kept?: number;
 }
 
 type Scope = Window | TraceWindow;
@@ -226,6 +228,22 @@ export class MemoryCounters implements Counters {
     return this.repeats.count(req.key, req.windowSeconds * 1000, now);
   }
 
+  keepTrace(traceId: string): () => void {
+    // Not in memory (it never spent, or left already): its next request reads it back, as for any trace; an empty
+    // window made here would hide that read.
+    if (!this.traces.has(traceId)) return () => undefined;
+    const t = this.trace(traceId, Date.now());
+    t.kept = (t.kept ?? 0) + 1;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      t.kept = (t.kept ?? 1) - 1;
+      // In use until now: its idle time starts here (the window is the one in the map: a kept trace never leaves it).
+      if (this.traces.get(traceId) === t) this.trace(traceId, Date.now());
+    };
+  }
+
   /** Traces whose spend is in memory: for tests and measurements. */
   traceEntries(): number {
     return this.traces.size;
@@ -406,7 +424,7 @@ export class MemoryCounters implements Counters {
 
   /**
    * Traces idle for traceIdleMs leave memory, and the least recently used while there are more than maxTraces; a trace
-   * that holds a reservation stays (it is moved to the end). Cheap on every call: it stops at the first trace still in use.
+   * that holds a reservation, or that keepTrace keeps, stays (it is moved to the end). Cheap on every call: it stops at the first trace still in use.
    */
   private evictTraces(now: number): void {
     const idleBefore = now - this.traceIdle;
@@ -417,7 +435,7 @@ export class MemoryCounters implements Counters {
       // Room for one more: the trace of the call that got here may be new.
       if (!idle && this.traces.size < this.maxTraces) break;
       this.traces.delete(id);
-      if (t.reserved > 0) {
+      if (t.reserved > 0 || (t.kept ?? 0) > 0) {
         this.traces.set(id, t);
         continue;
       }

@@ -130,6 +130,14 @@ export interface Counters {
   /** Redis: links the usage rows the journal holds with the settles of their reservations (see SettleTracker). */
   readonly tracker?: SettleTracker;
 
+  /**
+   * Memory counters that read an idle trace back from the usage rows: keeps the trace's spend in memory until the
+   * returned function is called (once). A step settled before its usage row is written (an answer whose tool call waits
+   * for approval, up to approvals.timeout_s) holds its trace this way, so that the trace is not read back meanwhile
+   * without that step's cost. Counters that never drop a trace's spend early (Redis) leave it out.
+   */
+  keepTrace?(traceId: string): () => void;
+
   close(): Promise<void>;
 }
 

@@ -145,6 +145,33 @@ describe('memory counters: a trace whose spend left memory comes back with it', 
     expect(rows.reads).toEqual(['acme:long']);
   });
 
+  it('a trace kept for a step settled before its usage row (a call held for approval) stays in memory past its idle time', async () => {
+    const rows = usageRows();
+    const c = new MemoryCounters({ loadTraceSpend: rows.load, traceIdleMs: 50 });
+    const limit = { traceLimit: 0.05 };
+    // keepTrace and its end read the clock: the steps run on it too.
+    const now = Date.now();
+    const r = await c.reserve(request('acme:held', now, { ...limit, amount: 0.01 }));
+    expect(r.ok).toBe(true);
+    const letGo = c.keepTrace('acme:held');
+    // Settled before the wait; the usage row is not written yet.
+    if (r.ok) await c.settle(r.reservationId, 0.04);
+    // Long past the idle time, other traces run the eviction: the held trace stays, with the step's cost.
+    await step(c, rows, 'acme:other', now + 10_000, 0.001, limit);
+    expect(await c.reserve(request('acme:held', now + 10_000, { ...limit, amount: 0.02 }))).toMatchObject({ ok: false, which: 'trace', used: 0.04 });
+    expect(rows.reads).toEqual([]);
+    // Recorded and let go: it may leave memory once idle, and is read back from its rows.
+    rows.cost.set('acme:held', 0.04);
+    letGo();
+    letGo();
+    await step(c, rows, 'acme:other', Date.now() + 20_000, 0.001, limit);
+    expect(await c.reserve(request('acme:held', Date.now() + 20_000, { ...limit, amount: 0.02 }))).toMatchObject({ ok: false, which: 'trace', used: 0.04 });
+    expect(rows.reads.filter((t) => t === 'acme:held')).toHaveLength(1);
+    // A trace not in memory is not made up empty by keepTrace (that would hide its read-back).
+    c.keepTrace('acme:never')();
+    expect(await c.traceSpend('acme:never')).toBe(0);
+  });
+
   it('seeded traces are read back on their next request only', async () => {
     const rows = usageRows();
     rows.cost.set('acme:old', 0.95);

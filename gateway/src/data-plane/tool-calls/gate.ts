@@ -5,6 +5,7 @@ import { argumentsAsWritten, callHash } from '../../approvals/call-hash.js';
 import { type Approvals, type HoldSignal, NODE_STOPPED } from '../../approvals/approvals.js';
 import { redactToolResult } from '../../policy/tool-result-pii.js';
 import { type ProposedToolCall, type ToolDecision, type ToolRules, toolRulesOf, withoutApprovals } from '../../policy/tool-rules.js';
+import { stoppedTraceKey } from '../../storage/snapshot.js';
 import { countToolDecision } from '../../telemetry/metrics.js';
 import type { RequestContext } from '../request-context.js';
 
@@ -116,6 +117,10 @@ export class ToolGate {
     const granted = await approvals.takeGrant(ctx.agent.tenant_id, ctx.agent.id, ctx.traceId, hash);
     if (granted !== null) return this.decided(id, call.name, { ...d, action: 'allow' }, started, { decision: 'approved', approvalId: granted });
     this.startWaiting();
+    // The answer's cost is settled before the wait and its usage row written after it: meanwhile the trace's spend stays
+    // in the counters' memory, or a request of the same trace after AGENTGW_TRACE_IDLE_SECONDS would read it back from
+    // the usage rows without this step's cost (and pass max_cost_per_trace).
+    const letGo = ctx.traceFromClient ? approvals.keepTrace(stoppedTraceKey(ctx.agent.tenant_id, ctx.traceId)) : () => undefined;
     try {
       if (this.beforeWait) {
         const settle = this.beforeWait;
@@ -145,6 +150,7 @@ export class ToolGate {
       const outcome = heldOutcome(d, approval, approvals.timeoutS);
       return this.decided(id, call.name, outcome, started, { decision: HELD_DECISION[approval.status as Exclude<Approval['status'], 'pending'>] ?? 'rejected', approvalId: approval.id });
     } finally {
+      letGo();
       this.stopWaiting();
     }
   }
