@@ -28,7 +28,11 @@ export interface OpenAIToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  /** Gemini's thoughtSignature of the call, where Google's OpenAI-compatible API puts it; given back to Gemini only. */
+  extra_content?: GeminiExtraContent;
 }
+
+export type GeminiExtraContent = { google?: { thought_signature?: string } };
 
 export interface OpenAISystemMessage {
   role: 'system' | 'developer';
@@ -159,6 +163,7 @@ export interface OpenAIToolCallDelta {
   id?: string;
   type?: 'function';
   function?: { name?: string; arguments?: string };
+  extra_content?: GeminiExtraContent;
 }
 
 export interface OpenAIChatCompletionChunk {

@@ -12,6 +12,11 @@ export function geminiToolCallId(requestId: string, id: string | undefined, choi
   return id ?? `call_${requestId}_${choice}_${index}`;
 }
 
+/** A call's thoughtSignature as Google's OpenAI-compatible API carries it, for a later turn to give back to Gemini. */
+export function signatureOf(part: { thoughtSignature?: string }): { extra_content?: { google: { thought_signature: string } } } {
+  return part.thoughtSignature ? { extra_content: { google: { thought_signature: part.thoughtSignature } } } : {};
+}
+
 export function convertGeminiResponse(response: GeminiResponse, model: string, requestId: string): { body: OpenAIChatCompletion; usage: Usage } {
   const candidates = response.candidates ?? [];
   const choices: OpenAIChatCompletion['choices'] = candidates.map((candidate, i) => {
@@ -27,6 +32,7 @@ export function convertGeminiResponse(response: GeminiResponse, model: string, r
           id: geminiToolCallId(requestId, part.functionCall.id, i, toolCalls.length),
           type: 'function',
           function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) },
+          ...signatureOf(part),
         });
       }
     }

@@ -4,7 +4,7 @@ import type { OpenAIChatMessage, OpenAIContentPart } from '../openai-format.js';
 import { checkContentPresent, contentText, parseDataUrl, parseToolArguments, unsupportedPart } from '../shared/message-content.js';
 import type { GeminiContent, GeminiPart } from './gemini-api.js';
 
-// Documented sentinel for function calls that did not come from Gemini (or lost their signature on the way through OpenAI format).
+// Documented sentinel for function calls that did not come from Gemini (or come back without their signature).
 export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 
 const EXTENSION_MIME: Record<string, string> = {
@@ -44,7 +44,9 @@ export function convertToGeminiContents(
         (message.tool_calls ?? []).forEach((call, j) => {
           toolNames.set(call.id, call.function.name);
           const args = parseToolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`);
-          parts.push({ functionCall: { name: call.function.name, args }, thoughtSignature: SKIP_THOUGHT_SIGNATURE });
+          // Gemini's own signature when the call came from Gemini (extra_content), else the sentinel.
+          const signature = call.extra_content?.google?.thought_signature;
+          parts.push({ functionCall: { name: call.function.name, args }, thoughtSignature: typeof signature === 'string' && signature !== '' ? signature : SKIP_THOUGHT_SIGNATURE });
         });
         push('model', parts);
         break;

@@ -152,7 +152,16 @@ describe('gemini adapter', () => {
     const stream = await adapter.chatStream(ctx('gemini-2.5-flash'), { ...hello, tools: [weatherTool] });
     const chunks = parseFrames(await collectFrames(stream));
     const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-    expect(calls).toEqual([{ index: 0, id: 'call_req_test_1_0_0', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }]);
+    // The call's thoughtSignature rides along as Google's OpenAI-compatible API carries it.
+    expect(calls).toEqual([
+      {
+        index: 0,
+        id: 'call_req_test_1_0_0',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"location":"Paris"}' },
+        extra_content: { google: { thought_signature: 'CiQB0e2Kb5sF7wq4pZ0Yt0dD3nO2h0bB0r7lR3nYx1g7hM0a5wQ' } },
+      },
+    ]);
     expect(stream.finishReason()).toBe('tool_calls');
   });
 

@@ -8,17 +8,31 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../../test-support/admin.js';
 import { type TestGateway, startTestGateway } from '../../test-support/gateway.js';
 import { type ScriptedGemini, startScriptedGemini } from '../../test-support/scripted-gemini.js';
+import { type ScriptedOpenAI, startScriptedOpenAI } from '../../test-support/scripted-openai.js';
+import { SKIP_THOUGHT_SIGNATURE } from './convert-to-gemini-contents.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../data-plane/dialects/gemini/__fixtures__/${name}`, import.meta.url), 'utf8');
 
 let gw: TestGateway;
 let google: ScriptedGemini;
+let other: ScriptedOpenAI;
 let openai: OpenAI;
 let claudeClient: Anthropic;
 
 beforeAll(async () => {
-  google = await startScriptedGemini((req) => (req.call === 'streamGenerateContent' ? { sse: fixture('stream-thoughts-function-call.sse') } : JSON.parse(fixture('generate-content-thoughts.json'))));
-  gw = await startTestGateway({ config: { providers: { google: { type: 'gemini', base_url: google.url, api_key: 'goog-upstream-secret' } } } });
+  google = await startScriptedGemini((req) => {
+    if (req.call === 'streamGenerateContent') return { sse: fixture('stream-thoughts-function-call.sse') };
+    return JSON.parse(fixture(req.model === 'gemini-calls' ? 'generate-content-function-call.json' : 'generate-content-thoughts.json'));
+  });
+  other = await startScriptedOpenAI(() => ({ content: 'Done.' }));
+  gw = await startTestGateway({
+    config: {
+      providers: {
+        google: { type: 'gemini', base_url: google.url, api_key: 'goog-upstream-secret' },
+        other: { type: 'openai', base_url: other.url, api_key: 'sk-upstream-secret' },
+      },
+    },
+  });
   const admin = adminClient(gw.adminUrl, gw.adminKey);
   await admin.tenant('acme');
   const apiKey = (await admin.agent('acme', 'chat')).api_key;
@@ -28,6 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await google?.close();
+  await other?.close();
 });
 
 const ask = [{ role: 'user' as const, content: 'What is the capital of France?' }];
@@ -108,7 +123,9 @@ describe("Gemini's thoughts -> reasoning_content", () => {
     expect(calls).toEqual(['write_file', 'run_shell_command']);
     expect(order[0]).toBe('reasoning');
     expect(order.lastIndexOf('reasoning')).toBeLessThan(order.indexOf('content'));
-    expect(raw).not.toContain('CiQB0e2Kb5sF7wq4');
+    // The signature of the first call comes as Google's OpenAI-compatible API gives it: extra_content of that call.
+    expect(raw.match(/CiQB0e2Kb5sF7wq4/g)).toHaveLength(1);
+    expect(raw).toContain('"extra_content":{"google":{"thought_signature":"CiQB0e2Kb5sF7wq4pZ0Yt0dD3nO2h0bB0r7lR3nYx1g7hM0a5wQ"}}');
   });
 });
 
@@ -124,5 +141,27 @@ describe('from the other dialects, translated to a gemini provider', () => {
   test("an Anthropic client's thinking budget becomes thinkingConfig", async () => {
     await claudeClient.messages.create({ model: 'google/gemini-2.5-flash', max_tokens: 16000, messages: ask, thinking: { type: 'enabled', budget_tokens: 12000 } });
     expect(lastSent()).toEqual({ model: 'gemini-2.5-flash', thinking: { thinkingBudget: 8192, includeThoughts: true } });
+  });
+});
+
+describe('thoughtSignature: back to Gemini only', () => {
+  test("a call's signature comes as extra_content, goes back to Gemini in the next turn, and is left out for another family", async () => {
+    const first = await openai.chat.completions.create({ model: 'google/gemini-calls', messages: ask, reasoning_effort: 'low' });
+    const calls = first.choices[0]!.message.tool_calls! as Array<{ id: string; function: { name: string }; extra_content?: unknown }>;
+    expect(calls.map((c) => c.function.name)).toEqual(['write_file', 'run_shell_command']);
+    expect(calls[0]!.extra_content).toEqual({ google: { thought_signature: 'CiQB0e2Kb5sF7wq4pZ0Yt0dD3nO2h0bB0r7lR3nYx1g7hM0a5wQKXgHR7Ypb' } });
+    expect(calls[1]!.extra_content).toBeUndefined();
+    // The client gives the assistant message back as it came, with the results of the calls.
+    const next = [...ask, first.choices[0]!.message, ...calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: 'ok' }))];
+
+    await openai.chat.completions.create({ model: 'google/gemini-2.5-pro', messages: next as never });
+    const model = google.requests.at(-1)!.body.contents.find((c: { role: string }) => c.role === 'model');
+    const signed = model.parts.filter((p: { functionCall?: unknown }) => p.functionCall).map((p: { thoughtSignature?: string }) => p.thoughtSignature);
+    expect(signed).toEqual(['CiQB0e2Kb5sF7wq4pZ0Yt0dD3nO2h0bB0r7lR3nYx1g7hM0a5wQKXgHR7Ypb', SKIP_THOUGHT_SIGNATURE]);
+
+    await openai.chat.completions.create({ model: 'other/gpt-4o-mini', messages: next as never });
+    const sent = other.chatRequests.at(-1)!;
+    expect(sent.raw).not.toContain('CiQB0e2Kb5sF7wq4');
+    expect(sent.body.messages[1].tool_calls.map((c: { function: { name: string } }) => c.function.name)).toEqual(['write_file', 'run_shell_command']);
   });
 });

@@ -11,7 +11,7 @@ import { sseEvents } from '../shared/sse-events.js';
 import { parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { ReportedUsage, StreamMeter } from '../shared/stream-meter.js';
 import type { GeminiResponse } from './gemini-api.js';
-import { geminiToolCallId } from './convert-gemini-response.js';
+import { geminiToolCallId, signatureOf } from './convert-gemini-response.js';
 import { geminiUsage } from './convert-gemini-usage.js';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
 
@@ -55,7 +55,7 @@ export async function* geminiStreamFrames(o: GeminiStreamOptions): AsyncGenerato
       } else if ('functionCall' in part) {
         const index = toolCalls++;
         const id = geminiToolCallId(o.requestId, part.functionCall.id, 0, index);
-        yield writer.toolCallStart(index, id, part.functionCall.name, JSON.stringify(part.functionCall.args ?? {}));
+        yield writer.toolCallStart(index, id, part.functionCall.name, JSON.stringify(part.functionCall.args ?? {}), signatureOf(part).extra_content);
       }
     }
     if (candidate?.finishReason) {

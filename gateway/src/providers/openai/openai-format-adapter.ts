@@ -166,16 +166,20 @@ export class OpenAIFormatAdapter implements ProviderAdapter {
 
 /**
  * Claude's signed thinking that a chat client gives back (`thinking_blocks` on its assistant messages) is for Claude
- * only: the messages without it, when some message has it (else nothing to change).
+ * only, and Gemini's signatures of calls (`extra_content` of tool_calls) for Gemini only: the messages without them, when
+ * some message has them (else nothing to change).
  */
 function withoutThinkingBlocks(body: OpenAIChatRequest): { messages?: OpenAIChatRequest['messages'] } {
   const messages = body.messages;
-  if (!Array.isArray(messages) || !messages.some((m) => typeof m === 'object' && m !== null && 'thinking_blocks' in m)) return {};
+  const signed = (m: unknown) =>
+    typeof m === 'object' && m !== null && ('thinking_blocks' in m || (Array.isArray((m as { tool_calls?: unknown }).tool_calls) && (m as { tool_calls: unknown[] }).tool_calls.some((c) => typeof c === 'object' && c !== null && 'extra_content' in c)));
+  if (!Array.isArray(messages) || !messages.some(signed)) return {};
   return {
     messages: messages.map((m) => {
-      if (typeof m !== 'object' || m === null || !('thinking_blocks' in m)) return m;
-      const { thinking_blocks: _, ...rest } = m;
-      return rest;
+      if (!signed(m)) return m;
+      const { thinking_blocks: _, ...rest } = m as typeof m & { thinking_blocks?: unknown };
+      if (rest.role !== 'assistant' || !rest.tool_calls) return rest;
+      return { ...rest, tool_calls: rest.tool_calls.map((c) => (typeof c === 'object' && c !== null && 'extra_content' in c ? (({ extra_content: _e, ...call }) => call)(c) : c)) };
     }),
   };
 }

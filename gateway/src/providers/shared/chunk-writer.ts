@@ -1,5 +1,5 @@
 // Builds OpenAI chat.completion.chunk SSE frames for adapters that translate another format, recording streamed text.
-import type { OpenAIFinishReason, OpenAIUsage, ThinkingBlockDelta } from '../openai-format.js';
+import type { GeminiExtraContent, OpenAIFinishReason, OpenAIUsage, ThinkingBlockDelta } from '../openai-format.js';
 import type { StreamMeter } from './stream-meter.js';
 
 export class ChunkWriter {
@@ -35,9 +35,10 @@ export class ChunkWriter {
     return this.choice(`{"thinking_blocks":[${JSON.stringify(block)}]}`, null);
   }
 
-  toolCallStart(index: number, id: string, name: string, args = ''): string {
+  /** `extra`: Gemini's signature of the call (extra_content), as Google's OpenAI-compatible API streams it. */
+  toolCallStart(index: number, id: string, name: string, args = '', extra?: GeminiExtraContent): string {
     this.meter.addText(name + args);
-    const call = { index, id, type: 'function', function: { name, arguments: args } };
+    const call = { index, id, type: 'function', function: { name, arguments: args }, ...(extra ? { extra_content: extra } : {}) };
     return this.choice(`{"tool_calls":[${JSON.stringify(call)}]}`, null);
   }
 
