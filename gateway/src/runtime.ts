@@ -27,6 +27,7 @@ import { startResponseRetention } from './storage/response-retention.js';
 import { Snapshot } from './storage/snapshot.js';
 import type { Store } from './storage/store.js';
 import { VERSION } from './version.js';
+import { RedisRunningSteps } from './data-plane/running-steps.js';
 
 export interface Runtime extends Services {
   readonly dataPlane: DataPlane;
@@ -149,6 +150,12 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
     });
     opened.push(() => mcp.close());
     dataPlane.piiScanBytes = config.limits.pii_scan_bytes;
+    if (config.counters.kind === 'redis') {
+      // Steps in flight are listed by every node (GET /traces/{trace_id}), whichever runs them.
+      const running = new RedisRunningSteps(config.counters.url, redisPrefix ?? DEFAULT_REDIS_PREFIX);
+      dataPlane.running = running;
+      opened.push(() => running.close());
+    }
     // Calls held for approval: decisions reach the holding node through Redis (when counters are Redis) and its poll.
     const approvals = new Approvals(store, {
       timeoutS: config.approvals.timeout_s,
@@ -182,6 +189,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       tenantSpend: (tenant) => spendOf((now) => counters.tenantSpend(tenant.id, now), tenant),
       routeHealth: () => router.routeHealth(),
       router,
+      running: { of: (traceId, tenantId) => dataPlane.running.of(traceId, tenantId), counts: (ids) => dataPlane.running.counts(ids) },
       providerInfo: () =>
         [...providers.values()].map((p) => ({
           name: p.name,

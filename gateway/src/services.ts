@@ -1,4 +1,5 @@
 import type { RouteHealthReport, Router } from './data-plane/router.js';
+import type { RunningSteps } from './data-plane/running-steps.js';
 import type { GatewayConfig } from './config.js';
 import type { Policy, Spend, SystemConfig, Tenant } from './contract/index.js';
 import type { McpGateway } from './mcp/mcp-gateway.js';
@@ -27,6 +28,8 @@ export interface Services {
   readonly router: Pick<Router, 'isConfigAlias' | 'configRoutes'>;
   /** The /mcp endpoint: its upstream servers (GET /mcp/servers) and sessions. */
   readonly mcp: McpGateway;
+  /** Steps in flight on every node (listed as running on their trace). */
+  readonly running: Pick<RunningSteps, 'of' | 'counts'>;
   /** Calls held for approval on this node, and the news of decisions to the others. */
   readonly approvals: Approvals;
 }

@@ -10,7 +10,7 @@ export const BAR_FULL = '█';
 /** The part of a streamed step spent before its first token. */
 export const BAR_WAIT = '░';
 
-const STATUS_TONE: Record<TraceRequest['status'], Tone> = { ok: 'success', blocked: 'warning', error: 'error' };
+const STATUS_TONE: Record<TraceRequest['status'], Tone> = { ok: 'success', blocked: 'warning', error: 'error', running: 'update' };
 
 export interface TimelineOptions {
   /** Characters of the time axis; ignored when `columns` is given. */
@@ -37,6 +37,8 @@ function placeSteps(trace: TraceDetail): { steps: Step[]; spanMs: number } {
 }
 
 function statusText(r: TraceRequest): string {
+  // A step in flight has answered nothing yet (http_status 0): its latency is the time so far.
+  if (r.status === 'running') return 'running';
   return r.status === 'ok' ? 'ok' : [r.status, String(r.http_status), r.error_code].filter(Boolean).join(' ');
 }
 

@@ -15,7 +15,7 @@ export const TraceSummary = z
     agent_id: z.string(),
     started_at: z.string(),
     ended_at: z.string(),
-    request_count: z.number().int(),
+    request_count: z.number().int().describe('Steps recorded, and those running now.'),
     error_count: z.number().int(),
     prompt_tokens: z.number().int(),
     completion_tokens: z.number().int(),
@@ -50,8 +50,8 @@ export const TraceRequest = z
     requested_model: z.string().nullable().describe('The model the client named, an alias included; `model` is the target that answered.'),
     provider: z.string().nullable(),
     stream: z.boolean(),
-    status: z.enum(['ok', 'error', 'blocked']),
-    http_status: z.number().int(),
+    status: z.enum(['ok', 'error', 'blocked', 'running']).describe('running: a step in flight, from admission until its record (tokens and cost 0, latency_ms so far).'),
+    http_status: z.number().int().describe('The status answered; 0 while the step is running.'),
     error_code: z.string().nullable(),
     prompt_tokens: z.number().int(),
     completion_tokens: z.number().int(),
@@ -75,6 +75,7 @@ export const TraceRequest = z
 export type TraceRequest = z.infer<typeof TraceRequest>;
 
 export const TraceDetail = TraceSummary.extend({ requests: z.array(TraceRequest) }).meta({ id: 'TraceDetail' });
+export type TraceDetail = z.infer<typeof TraceDetail>;
 
 /** Body of POST /traces/{trace_id}/stop; the whole body may be left out. */
 export const StopTrace = z.strictObject({

@@ -14,6 +14,7 @@ import { type GenerationCache, type Snapshot, stoppedTraceKey } from '../storage
 import { checkModelId } from './model-id.js';
 import { type RequestContext, releaseHeldTarget } from './request-context.js';
 import { type Router, type Target, attemptOrder } from './router.js';
+import type { RunningSteps } from './running-steps.js';
 
 export interface DataPlaneDeps {
   snapshot: Snapshot;
@@ -26,6 +27,8 @@ export interface DataPlaneDeps {
   usage: { readonly full: boolean };
   /** limits.pii_scan_bytes (absent: its default). */
   readonly piiScanBytes?: number;
+  /** Steps in flight: an admitted request is listed as running until recorded. */
+  readonly running?: Pick<RunningSteps, 'begin'>;
 }
 
 export interface PricedTarget extends Target, PricedModel {}
@@ -86,6 +89,8 @@ export async function admit<B extends Record<string, unknown> & { model: string 
   // A target's own tpm counts the request's tokens whether or not the agent has a tpm of its own.
   ctx.routeTokens = a.tpmTokens || (plan.priced.some((t) => t.tpm !== undefined) ? tokenEstimateOf(a) : 0);
   if (plan.eff.captureBodies) ctx.capturedBody = JSON.stringify(a.body).slice(0, 64 * 1024);
+  // Listed as running from here until dp.record, whatever the outcome.
+  deps.running?.begin(ctx);
   // Checks edit copies of the body's texts and limits, never its shape.
   return { body: a.body as B, targets: plan.priced, reservationId: a.reservationId, tpmTokens: a.tpmTokens, clampedMaxTokens: a.clampedMaxTokens };
 }

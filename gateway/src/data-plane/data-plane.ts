@@ -13,6 +13,7 @@ import { DEFAULT_ANTHROPIC_BETAS } from './anthropic-betas.js';
 import { type Outcome, toUsageRecord } from './outcome.js';
 import type { RequestContext } from './request-context.js';
 import type { Router } from './router.js';
+import { MemoryRunningSteps, type RunningSteps } from './running-steps.js';
 
 /** Everything the /v1 routes use, and the three things every request ends with: settle, release, record. */
 export class DataPlane implements DataPlaneDeps {
@@ -40,6 +41,9 @@ export class DataPlane implements DataPlaneDeps {
   /** Holds calls an `approve` rule names until a person decides them (set at start); null: such calls are refused. */
   approvals: Approvals | null = null;
 
+  /** Steps admitted and not yet recorded (GET /traces/{trace_id} lists them as running); shared through Redis when set at start. */
+  running: RunningSteps = new MemoryRunningSteps();
+
   /** limits.pii_scan_bytes of the server config (set at start). */
   piiScanBytes = DEFAULT_PII_SCAN_BYTES;
 
@@ -61,6 +65,7 @@ export class DataPlane implements DataPlaneDeps {
    */
   record(ctx: RequestContext, outcome: Outcome): Promise<void> {
     const rec = toUsageRecord(ctx, outcome);
+    this.running.end(rec);
     const journaled = this.usage.add(rec);
     this.telemetry.requestFinished(rec, ctx);
     return journaled;

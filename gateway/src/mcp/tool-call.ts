@@ -126,6 +126,7 @@ export async function callTool(
       if (a.toolDecision && a.toolDecision.action !== 'approve') step.toolCalls = [decidedCall(ctx.requestId, serverTool, a.toolDecision)];
     }
     // A call an `approve` rule names waits for a person once every check passed (its arguments as PII rules left them).
+    dp.running.begin(ctx, serverTool);
     if (a.toolDecision?.action === 'approve') await holdForApproval(dp, ctx, step, serverTool, a.toolDecision, a.body, signal, onprogress);
     if (eff.captureBodies) ctx.capturedBody = capture(a.body);
     const args = toolCallArguments(a.body);
@@ -253,6 +254,7 @@ interface Step {
 async function record(s: Step, outcome: Outcome): Promise<void> {
   const { dp, metrics } = s.deps;
   const rec = toUsageRecord(s.ctx, { ...outcome, tool: s.tool, ...(s.toolCalls ? { toolCalls: s.toolCalls } : {}) });
+  dp.running.end(rec);
   const journaled = dp.usage.add(rec);
   dp.telemetry.toolCallFinished(rec, { tool: s.federated, server: s.server, sessionId: s.caller.sessionId });
   metrics.observe(s.server, s.metricTool, outcome.error?.code ?? 'ok', rec.latency_ms / 1000);

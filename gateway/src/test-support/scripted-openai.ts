@@ -65,6 +65,8 @@ export interface ChatRecordedRequest {
 export interface ScriptedOpenAIOptions {
   /** Characters per content delta and per tool-argument fragment (default 12). */
   chunkSize?: number;
+  /** A stream waits for this before its last event (`data: [DONE]`): every earlier event has been sent. */
+  beforeLastChunk?: (body: any, index: number) => Promise<void>;
 }
 
 export interface ScriptedOpenAI {
@@ -244,7 +246,15 @@ export async function startScriptedOpenAI(script: ChatScript, options: ScriptedO
       }
       if (body?.stream === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': `req_${id}` });
-        res.end(chatCompletionSse(reply, body, options.chunkSize ?? 12, id));
+        const sse = chatCompletionSse(reply, body, options.chunkSize ?? 12, id);
+        if (options.beforeLastChunk) {
+          const last = sse.lastIndexOf('data: ');
+          res.write(sse.slice(0, last));
+          await options.beforeLastChunk(body, index);
+          if (!res.destroyed) res.end(sse.slice(last));
+          return;
+        }
+        res.end(sse);
         return;
       }
       send(200, chatCompletion(reply, body, id));
