@@ -83,6 +83,7 @@ describe('the snapshot while the database is away', () => {
       allAgents: () => call(() => []),
       recentTraceStops: () => call(() => []),
       allPolicies: () => call(() => [policy(state.budget)]),
+      allRoutes: () => call(() => []),
     } as unknown as Store;
     return { store, state };
   }
@@ -136,6 +137,7 @@ describe('the snapshot while the database is away', () => {
       deleteSetting: async () => undefined,
       allAgents: async () => [],
       allPolicies: async () => [],
+      allRoutes: async () => [],
       recentTraceStops: async () => [],
     } as unknown as Store;
     const snapshot = new Snapshot(store);
