@@ -52,6 +52,14 @@ describe('trace timeline', () => {
     expect(r4).toMatch(/error 504 upstream_timeout/);
   });
 
+  it('a step in flight reads "running", with no status code, its tokens 0 and its latency so far', () => {
+    const trace = structuredClone(TRACE);
+    Object.assign(trace.requests[3]!, { status: 'running', http_status: 0, error_code: null, prompt_tokens: 0, completion_tokens: 0, cost: 0, ttft_ms: null });
+    const r4 = rows(traceText(trace, 'plain'))[3]!;
+    expect(r4).toMatch(/^\s+4\s+\S+\s+running\s+0\/0\s+\$0\.00\s+\+\S+\s+\S+\s+-\s+\|/);
+    expect(r4).not.toMatch(/running 0/);
+  });
+
   it('bars share one time axis: placed by offset from the trace start, sized by latency', () => {
     const bars = rows(traceText(TRACE, 'plain')).map((r) => r.slice(r.indexOf('|') + 1, r.lastIndexOf('|')));
     expect(new Set(rows(traceText(TRACE, 'plain')).map((r) => r.indexOf('|'))).size).toBe(1);

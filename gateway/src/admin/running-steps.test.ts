@@ -149,6 +149,27 @@ describe('one node (SQLite, memory)', () => {
     expect(done.requests.map((r: any) => r.status)).toEqual(['ok', 'ok']);
   });
 
+  test('a runaway trace whose only step is still running can be stopped: its next call is refused', async () => {
+    const trace = `run-${randomBytes(4).toString('hex')}`;
+    const s = await startStream(gw, key, trace, 'runaway');
+    const stop = await fetch(`${gw.adminUrl}/traces/${trace}/stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'looping' }),
+    });
+    expect(stop.status).toBe(200);
+    expect(await stop.json()).toMatchObject({ trace_id: trace, tenant_id: 'acme', stopped: { reason: 'looping' } });
+    const next = await fetch(`${gw.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-agent-trace-id': trace },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'again' }] }),
+    });
+    expect(next.status).toBe(403);
+    expect(((await next.json()) as any).error.code).toBe('trace_stopped');
+    release('runaway');
+    await s.rest();
+  });
+
   test('a client that leaves mid-stream leaves no running step: the step is recorded as the client closing', async () => {
     const trace = `run-${randomBytes(4).toString('hex')}`;
     const abort = new AbortController();
