@@ -99,6 +99,8 @@ function endedOf(r: UsageRecord): EndedStep {
   };
 }
 
+const ignore = () => undefined;
+
 const byStart = (a: RunningStep, b: RunningStep) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : 0);
 
 function countOf(steps: Iterable<RunningStep>, traceIds: string[]): Map<string, number> {
@@ -206,13 +208,17 @@ export class RedisRunningSteps implements RunningSteps {
     return `${this.prefix}running:${traceId}`;
   }
 
+  /**
+   * HSET, and PEXPIRE unless the step ended (the key then lives at least RUNNING_TTL_MS - REFRESH_MS > ENDED_TTL_MS
+   * more). No MULTI: auto-pipelining sends both in one write, and a MULTI costs the event loop twice the commands.
+   */
   private write(steps: RunningStep[], ttlMs: number): void {
-    if (steps.length === 0) return;
     const until = Date.now() + ttlMs;
-    const m = this.redis.multi();
-    // The key lives as long as its longest entry: a shorter PEXPIRE never cuts a running step's short.
-    for (const s of steps) m.hset(this.key(s.trace_id), s.request_id, JSON.stringify({ ...s, until })).pexpire(this.key(s.trace_id), RUNNING_TTL_MS);
-    m.exec().catch(() => undefined);
+    for (const s of steps) {
+      const key = this.key(s.trace_id);
+      this.redis.hset(key, s.request_id, JSON.stringify({ ...s, until })).catch(ignore);
+      if (!s.ended) this.redis.pexpire(key, RUNNING_TTL_MS).catch(ignore);
+    }
   }
 
   begin(ctx: RequestContext, tool?: string): void {
