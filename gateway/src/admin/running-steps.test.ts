@@ -2,10 +2,14 @@
 // upstream before its last event shows as running on GET /traces/{id}, on its own node and, with PostgreSQL and Redis, on
 // another; once it ends it is the recorded step alone. A client that leaves mid-stream leaves no running step behind.
 import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { eventually } from '../test-support/admin-api.js';
+import { adminApi, eventually } from '../test-support/admin-api.js';
+import { type HttpMcpFixture, startHttpMcpServer } from '../mcp/__fixtures__/http-mcp-server.js';
 import { TEST_REDIS_URL, type TestGateway, startTestGateway } from '../test-support/gateway.js';
 import { type ScriptedOpenAI, chatTextReply, startScriptedOpenAI } from '../test-support/scripted-openai.js';
 import type { MemoryRunningSteps } from '../data-plane/running-steps.js';
@@ -245,5 +249,46 @@ describe('two nodes (PostgreSQL, Redis counters)', () => {
     release('left on two');
     expect(done.requests[0]).toMatchObject({ status: 'error', error_code: 'client_closed' });
     expect(await runningInRedis(trace)).toBe(0);
+  });
+});
+
+describe('an MCP tool call held for approval', () => {
+  let upstream: HttpMcpFixture;
+  let gw: TestGateway;
+  let key: string;
+  beforeAll(async () => {
+    upstream = await startHttpMcpServer();
+    gw = await startTestGateway({ config: { mcp_servers: { web: { url: upstream.url, timeout_ms: 5_000 } }, approvals: { keep_alive_s: 0.2 } } });
+    const admin = adminClient(gw.adminUrl, gw.adminKey);
+    await admin.tenant('acme');
+    await admin.policy('hold-email', { tenant_id: 'acme', tool_rules: [{ tools: ['web/send_*'], action: 'approve' }] });
+    key = (await admin.agent('acme', 'mailer', 'hold-email')).api_key;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.close();
+  });
+
+  test('is a running mcp step of its trace while a person decides, then the denied step', async () => {
+    const trace = `run-mcp-${randomBytes(4).toString('hex')}`;
+    const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, 'x-agent-trace-id': trace } } });
+    const client = new Client({ name: 'running-steps-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const pending = client.callTool({ name: 'web__send_email', arguments: { to: 'eve@evil.test', body: 'hi' } }) as Promise<CallToolResult>;
+      const api = adminApi(gw.adminUrl, gw.adminKey);
+      const approval = await eventually(async () => (await api('GET', `/approvals?trace_id=${trace}&status=pending`)).body?.data?.[0] as { id: string } | undefined);
+      const held = (await getTrace(gw, trace)).body;
+      expect(held.requests).toHaveLength(1);
+      expect(held.requests[0]).toMatchObject({ endpoint: 'mcp', tool: 'web/send_email', status: 'running', http_status: 0, cost: 0 });
+      expect((await api('POST', `/approvals/${approval.id}/deny`, { body: { comment: 'not to eve' } })).status).toBe(200);
+      expect((await pending).isError).toBe(true);
+      const done = (await getTrace(gw, trace)).body;
+      expect(done.requests).toHaveLength(1);
+      expect(done.requests[0]).toMatchObject({ endpoint: 'mcp', tool: 'web/send_email', status: 'blocked', error_code: 'tool_denied' });
+      expect(upstream.calls.get('send_email') ?? 0).toBe(0);
+    } finally {
+      await client.close();
+    }
   });
 });
