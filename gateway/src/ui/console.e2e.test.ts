@@ -276,6 +276,37 @@ describe('the console at /ui', () => {
     await context.close();
   }, 60_000);
 
+  test('a step in flight shows as running (no latency yet, the trace live) and then as it ended, without a reload', async () => {
+    const inFlight = 'step-in-flight';
+    let open!: () => void;
+    const held = new Promise<void>((r) => (open = r));
+    // The upstream holds its stream's chunks until the test lets them go.
+    upstream.options.gate = () => held;
+    const { context, page } = await signIn(gw.adminKey);
+    try {
+      const streamed = agentClient(keys.bot, inFlight)
+        .chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'a long answer, please' }], stream: true })
+        .then(async (s) => {
+          for await (const _ of s);
+        });
+      await page.goto(`${gw.url}/ui/trace?id=${inFlight}&tenant=acme`);
+      const running = page.locator('[data-testid="step-row"][data-status="running"]');
+      await running.waitFor({ timeout: 5000 });
+      expect(await running.locator('.wf-lat').textContent()).toBe('…');
+      expect(await page.getByTestId('trace-summary').getByText('live', { exact: true }).count()).toBe(1);
+      expect(await page.getByTestId('stop-trace').count()).toBe(1);
+      open();
+      await streamed;
+      await page.locator('[data-testid="step-row"][data-status="ok"]').waitFor({ timeout: 5000 });
+      expect(await running.count()).toBe(0);
+      expect(await page.getByTestId('step-row').count()).toBe(1);
+    } finally {
+      upstream.options.gate = undefined;
+      open();
+      await context.close();
+    }
+  }, 60_000);
+
   test('a finished trace (no step for a minute) has no live badge and no Stop button', async () => {
     const done = 'finished-run';
     await agentClient(keys.bot, done).chat.completions.create({ model: 'mock/mock-1', messages: [{ role: 'user', content: 'done' }] });
