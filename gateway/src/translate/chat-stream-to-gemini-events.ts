@@ -3,8 +3,9 @@
 // comes; Gemini sends a function call whole, so each call is sent once its arguments are complete (at the finish), in the
 // last event with the finishReason and the usage.
 import type { GeminiPart } from '../providers/gemini/gemini-api.js';
-import type { OpenAIChatCompletionChunk } from '../providers/openai-format.js';
+import type { OpenAIChatCompletionChunk, ThinkingBlock } from '../providers/openai-format.js';
 import type { Usage } from '../providers/spec.js';
+import { encodeThinkingBlocks } from './carried-thinking.js';
 import { chatChunkOfFrame } from './chat-chunk-frame.js';
 import { geminiArgs, geminiFinishReason, geminiUsageMetadata } from './chat-to-gemini-response.js';
 
@@ -20,6 +21,9 @@ export class GeminiStreamEncoder {
   private rest = '';
   private out = '';
   private finished = false;
+  // Claude's thinking blocks as they end (their text came as reasoning_content), for the first call's thoughtSignature.
+  private readonly thinking: ThinkingBlock[] = [];
+  private thinkingText = '';
 
   /** `thoughts`: the client asked for thought parts (includeThoughts), which streamed reasoning_content becomes. */
   constructor(private readonly opts: { model: string; responseId: string; thoughts?: boolean }) {}
@@ -52,7 +56,9 @@ export class GeminiStreamEncoder {
     this.finished = true;
     const parts: GeminiPart[] = [];
     for (const call of [...this.calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c)) {
-      parts.push({ functionCall: { id: call.id, name: call.name, args: geminiArgs(call.args) } });
+      const part: GeminiPart = { functionCall: { id: call.id, name: call.name, args: geminiArgs(call.args) } };
+      if (parts.length === 0 && this.thinking.length > 0) part.thoughtSignature = encodeThinkingBlocks(this.thinking);
+      parts.push(part);
     }
     this.emit({
       candidates: [{ content: { role: 'model', parts }, finishReason: geminiFinishReason(this.finish), index: 0 }],
@@ -66,6 +72,11 @@ export class GeminiStreamEncoder {
     if (!choice) return;
     const delta = choice.delta;
     if (delta) {
+      if (delta.reasoning_content) this.thinkingText += delta.reasoning_content;
+      for (const block of delta.thinking_blocks ?? []) {
+        this.thinking.push(block.type === 'thinking' ? { type: 'thinking', thinking: this.thinkingText, signature: block.signature } : block);
+        if (block.type === 'thinking') this.thinkingText = '';
+      }
       if (this.opts.thoughts && delta.reasoning_content) this.emit({ candidates: [{ content: { role: 'model', parts: [{ text: delta.reasoning_content, thought: true }] }, index: 0 }] });
       const text = (delta.content ?? '') + (delta.refusal ?? '');
       if (text) this.emit({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }] });

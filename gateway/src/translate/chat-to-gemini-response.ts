@@ -2,6 +2,7 @@
 import type { GeminiPart } from '../providers/gemini/gemini-api.js';
 import type { OpenAIChatCompletion } from '../providers/openai-format.js';
 import type { Usage } from '../providers/spec.js';
+import { encodeThinkingBlocks } from './carried-thinking.js';
 
 /** Chat's finish_reason -> Gemini's finishReason (a turn with function calls ends with STOP, as Gemini's do). */
 export function geminiFinishReason(finish: string | null | undefined): string {
@@ -45,7 +46,12 @@ export function chatCompletionToGemini(c: OpenAIChatCompletion, opts: { model: s
     const text = typeof m.content === 'string' ? m.content : '';
     if (text) parts.push({ text });
     if (m.refusal) parts.push({ text: m.refusal });
-    for (const call of m.tool_calls ?? []) parts.push({ functionCall: { id: call.id, name: call.function.name, args: geminiArgs(call.function.arguments) } });
+    (m.tool_calls ?? []).forEach((call, i) => {
+      const part: GeminiPart = { functionCall: { id: call.id, name: call.function.name, args: geminiArgs(call.function.arguments) } };
+      // Claude's signed thinking rides on the first call as Gemini's signatures do, for a Claude target to get it back.
+      if (i === 0 && m.thinking_blocks?.length) part.thoughtSignature = encodeThinkingBlocks(m.thinking_blocks);
+      parts.push(part);
+    });
     return { content: { role: 'model', parts }, finishReason: geminiFinishReason(choice.finish_reason), index: choice.index };
   });
   return { candidates, usageMetadata: geminiUsageMetadata(opts.usage), modelVersion: opts.model, responseId: opts.responseId };

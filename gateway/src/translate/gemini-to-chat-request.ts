@@ -8,7 +8,9 @@ import type {
   OpenAIContentPart,
   OpenAITool,
   OpenAIToolCall,
+  ThinkingBlock,
 } from '../providers/openai-format.js';
+import { decodeThinkingBlocks, isCarriedThinking } from './carried-thinking.js';
 import { invalidField, isObject } from './invalid-field.js';
 
 type Json = Record<string, unknown>;
@@ -24,6 +26,8 @@ export interface GeminiToChatOptions {
   /** Whether the target model reasons (Claude's with extended thinking too), so that thinkingConfig becomes reasoning_effort. */
   reasons: boolean;
   stream: boolean;
+  /** The target is Claude, which takes back its signed thinking that a thoughtSignature carried (see carried-thinking.ts). */
+  carryThinking?: boolean;
   /** The target's own output limit, when known: a larger maxOutputTokens is lowered to it. */
   maxOutputCap?: number;
 }
@@ -59,7 +63,7 @@ export function geminiToChatRequest(body: Json, opts: GeminiToChatOptions): Tran
   }
   const messages: OpenAIChatMessage[] = [];
   if (body.systemInstruction != null) messages.push({ role: 'system', content: textOfParts(body.systemInstruction, 'systemInstruction') });
-  messages.push(...convertContents(body.contents));
+  messages.push(...convertContents(body.contents, opts.carryThinking === true));
   const out: TranslatedGeminiChatRequest = { model: opts.model, messages };
 
   const tools = convertTools(body.tools, out);
@@ -110,7 +114,7 @@ class CallIds {
   }
 }
 
-function convertContents(contents: unknown): OpenAIChatMessage[] {
+function convertContents(contents: unknown, carryThinking: boolean): OpenAIChatMessage[] {
   if (!Array.isArray(contents) || contents.length === 0) throw invalidField('contents', 'contents must be a non-empty array of turns: [{"role": "user", "parts": [{"text": "..."}]}].');
   const ids = new CallIds();
   const out: OpenAIChatMessage[] = [];
@@ -120,18 +124,21 @@ function convertContents(contents: unknown): OpenAIChatMessage[] {
     const role = c.role ?? 'user';
     if (role !== 'user' && role !== 'model' && role !== 'function') throw invalidField(`${field}.role`, `${field}.role must be "user" or "model".`);
     if (!Array.isArray(c.parts)) throw invalidField(`${field}.parts`, `${field}.parts must be an array of parts.`);
-    if (role === 'model') out.push(modelTurn(c.parts, field, ids));
+    if (role === 'model') out.push(modelTurn(c.parts, field, ids, carryThinking));
     else out.push(...userTurn(c.parts, field, ids));
   });
   return out;
 }
 
-function modelTurn(parts: unknown[], field: string, ids: CallIds): OpenAIAssistantMessage {
+function modelTurn(parts: unknown[], field: string, ids: CallIds, carryThinking: boolean): OpenAIAssistantMessage {
   let text = '';
   const calls: OpenAIToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
   parts.forEach((p, j) => {
     const at = `${field}.parts.${j}`;
     if (!isObject(p)) throw invalidField(at, `${at} must be an object.`);
+    // Claude's signed thinking that agentgw carried in a thoughtSignature goes back to Claude only; Gemini's own, nowhere.
+    if (carryThinking && isCarriedThinking(p.thoughtSignature)) thinking.push(...decodeThinkingBlocks(p.thoughtSignature, `${at}.thoughtSignature`)!);
     if (p.thought === true) return; // Gemini's own thoughts: no other provider reads them.
     if (typeof p.text === 'string') text += p.text;
     else if (isObject(p.functionCall)) {
@@ -144,6 +151,7 @@ function modelTurn(parts: unknown[], field: string, ids: CallIds): OpenAIAssista
   });
   const m: OpenAIAssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
   if (calls.length > 0) m.tool_calls = calls;
+  if (thinking.length > 0) m.thinking_blocks = thinking;
   return m;
 }
 

@@ -4,10 +4,13 @@
 import { randomBytes } from 'node:crypto';
 import { checkedUsage } from '../../../accounting/usage-counts.js';
 import { geminiErrorEvent } from '../../../contract/gemini-error.js';
+import { SKIP_THOUGHT_SIGNATURE } from '../../../providers/gemini/convert-to-gemini-contents.js';
 import type { ChatStream, GeminiCallContext, Usage } from '../../../providers/spec.js';
 import { GeminiStreamEncoder } from '../../../translate/chat-stream-to-gemini-events.js';
 import { chatCompletionToGemini } from '../../../translate/chat-to-gemini-response.js';
 import { geminiToChatRequest } from '../../../translate/gemini-to-chat-request.js';
+import { isCarriedThinking } from '../../../translate/carried-thinking.js';
+import { isObject } from '../../../translate/invalid-field.js';
 import { claudeThinks } from '../../../translate/reasoning-budget.js';
 import { type Admission, type PricedTarget, actualCost, admit, withFallback } from '../../admission.js';
 import { ClientAbort } from '../../client-abort.js';
@@ -41,6 +44,24 @@ function nativeOf(t: PricedTarget) {
   return t.provider.gemini;
 }
 
+/**
+ * Claude's thinking that an earlier translated answer carried in a thoughtSignature is for Claude only: a gemini target
+ * gets Gemini's documented skip sentinel in its place. The body itself (its received bytes) when it has none.
+ */
+function withoutCarriedThinking<T extends Json>(body: T): T {
+  const contents = body.contents;
+  if (!Array.isArray(contents)) return body;
+  const signed = (p: unknown) => isObject(p) && (isCarriedThinking(p.thoughtSignature) || isCarriedThinking(p.thought_signature));
+  if (!contents.some((c) => isObject(c) && Array.isArray(c.parts) && c.parts.some(signed))) return body;
+  const sentinel = (p: Json) => ({
+    ...p,
+    ...(isCarriedThinking(p.thoughtSignature) ? { thoughtSignature: SKIP_THOUGHT_SIGNATURE } : {}),
+    ...(isCarriedThinking(p.thought_signature) ? { thought_signature: SKIP_THOUGHT_SIGNATURE } : {}),
+  });
+  return { ...body, contents: contents.map((c) => (isObject(c) && Array.isArray(c.parts) ? { ...c, parts: c.parts.map((p) => (signed(p) ? sentinel(p as Json) : p)) } : c)) };
+}
+
+
 /** Whether the client asked for thought parts (thinkingConfig.includeThoughts): a translated answer's reasoning_content. */
 function includeThoughts(body: Json): boolean {
   const config = camelGemini<{ generationConfig?: { thinkingConfig?: { includeThoughts?: unknown } } }>(body).generationConfig;
@@ -58,6 +79,7 @@ function chatRequestFor(t: PricedTarget, body: Json, stream: boolean) {
     model: t.model,
     maxTokensField: type === 'openai' || type === 'azure-openai' ? 'max_completion_tokens' : 'max_tokens',
     reasons: REASONING_MODEL.test(t.model) || (type === 'anthropic' && claudeThinks(t.model)),
+    carryThinking: type === 'anthropic',
     stream,
     maxOutputCap: t.price?.max_output_tokens,
   });
@@ -99,7 +121,7 @@ async function generateContent(dp: DataPlane, ex: Exchange, a: Admission<Json & 
   try {
     answer = await withFallback(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
-      if (native) return native.generate(callOf(t), a.body);
+      if (native) return native.generate(callOf(t), withoutCarriedThinking(a.body));
       const result = await t.provider.chat(callOf(t), chatRequestFor(t, a.body, false));
       const answer = chatCompletionToGemini(result.body, { model: call.model, usage: result.usage, responseId: responseId(), thoughts: includeThoughts(a.body) });
       return { text: JSON.stringify(answer), usage: result.usage };
@@ -218,7 +240,7 @@ async function streamContent(
   try {
     ({ result: stream, target } = await withFallback<ChatStream | TranslatedStream>(ctx, a.targets, async (t) => {
       const native = nativeOf(t);
-      if (native) return native.stream(callOf(t), a.body);
+      if (native) return native.stream(callOf(t), withoutCarriedThinking(a.body));
       return new TranslatedStream(await t.provider.chatStream(callOf(t), chatRequestFor(t, a.body, true)), call.model, includeThoughts(a.body));
     }));
   } catch (e) {
