@@ -190,6 +190,7 @@ export async function createRuntime(config: GatewayConfig, opts: RuntimeOptions 
       routeHealth: () => router.routeHealth(),
       router,
       running: { of: (traceId, tenantId) => dataPlane.running.of(traceId, tenantId), counts: (ids) => dataPlane.running.counts(ids) },
+      flushUsage: () => usage.flush(),
       providerInfo: () =>
         [...providers.values()].map((p) => ({
           name: p.name,

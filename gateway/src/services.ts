@@ -30,6 +30,8 @@ export interface Services {
   readonly mcp: McpGateway;
   /** Steps in flight on every node (listed as running on their trace). */
   readonly running: Pick<RunningSteps, 'of' | 'counts'>;
+  /** Writes this node's queued usage rows to the database now (they go in batches every 250 ms otherwise). */
+  flushUsage(): Promise<void>;
   /** Calls held for approval on this node, and the news of decisions to the others. */
   readonly approvals: Approvals;
 }

@@ -45,7 +45,14 @@ export function traceRoutes(app: FastifyInstance, s: Services): void {
   r.get('/traces/:trace_id', { schema: { tags: ['traces'], params: TraceParams, querystring: TraceTenantQuery, response: { 200: TraceDetail, ...errors } } }, async (req) => {
     // Trace ids come from clients, so two tenants may share one: ?tenant_id= picks the tenant's.
     const scope = listScope(req.principal, req.query.tenant_id);
-    const [recorded, running] = await Promise.all([s.store.getTrace(req.params.trace_id, scope), s.running.of(req.params.trace_id, scope)]);
+    const read = () => Promise.all([s.store.getTrace(req.params.trace_id, scope), s.running.of(req.params.trace_id, scope)]);
+    let [recorded, running] = await read();
+    if (running.some((r) => r.ended && !recorded?.requests.some((q) => q.request_id === r.request_id))) {
+      // A step ended whose row is still in this node's queue: written first, so what this answers the database holds too
+      // (the trace list and usage read it next). Ended steps of other nodes are shown as they ended until theirs is.
+      await Promise.race([s.flushUsage().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+      [recorded, running] = await read();
+    }
     const trace = withRunningSteps(recorded, running);
     if (!trace && req.principal.tenant_id && ((await s.store.getTrace(req.params.trace_id)) || (await s.running.of(req.params.trace_id)).length > 0)) {
       throw otherTenantsTrace(scope!, req.params.trace_id);
