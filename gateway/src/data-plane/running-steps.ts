@@ -11,8 +11,8 @@ import type { RequestContext } from './request-context.js';
 /** How long a step a node stopped refreshing stays listed (a node that died mid-step). */
 export const RUNNING_TTL_MS = 30_000;
 const REFRESH_MS = RUNNING_TTL_MS / 3;
-/** How long an ended step is kept for readers while its record is on its way to the database (batched within a second). */
-export const ENDED_TTL_MS = 15_000;
+/** How long an ended step is kept for readers while its record is on its way to the database (batched every 250 ms). */
+export const ENDED_TTL_MS = 5_000;
 
 /** How a step ended, as its record has it (shown until the database has the record). */
 export interface EndedStep {
@@ -114,11 +114,8 @@ function countOf(steps: Iterable<RunningStep>, traceIds: string[]): Map<string, 
   return out;
 }
 
-interface MemoryEntry {
-  ctx: RequestContext;
-  tool: string | undefined;
-  ended?: EndedStep;
-}
+/** A running step keeps its context (read when listed); an ended one only what is listed (the context may be large). */
+type MemoryEntry = { ctx: RequestContext; tool: string | undefined } | { step: RunningStep };
 
 /** One node: the steps of this process, by trace id. A running step's context is read when listed (a fallback's target shows). */
 export class MemoryRunningSteps implements RunningSteps {
@@ -139,9 +136,10 @@ export class MemoryRunningSteps implements RunningSteps {
   end(record: UsageRecord): void {
     const now = Date.now();
     this.drop(now);
-    const e = this.traces.get(record.trace_id)?.get(record.request_id);
-    if (!e || e.ended) return;
-    e.ended = endedOf(record);
+    const steps = this.traces.get(record.trace_id);
+    const e = steps?.get(record.request_id);
+    if (!e || 'step' in e) return;
+    steps!.set(record.request_id, { step: { ...stepOf(e.ctx, e.tool), ended: endedOf(record) } });
     this.running--;
     this.endedQueue.push({ traceId: record.trace_id, requestId: record.request_id, until: now + this.endedTtlMs });
   }
@@ -165,8 +163,9 @@ export class MemoryRunningSteps implements RunningSteps {
   async of(traceId: string, tenantId?: string): Promise<RunningStep[]> {
     this.drop(Date.now());
     const out: RunningStep[] = [];
-    for (const { ctx, tool, ended } of this.traces.get(traceId)?.values() ?? []) {
-      if (tenantId === undefined || ctx.agent.tenant_id === tenantId) out.push(ended ? { ...stepOf(ctx, tool), ended } : stepOf(ctx, tool));
+    for (const e of this.traces.get(traceId)?.values() ?? []) {
+      const step = 'step' in e ? e.step : stepOf(e.ctx, e.tool);
+      if (tenantId === undefined || step.tenant_id === tenantId) out.push(step);
     }
     return out.sort(byStart);
   }
@@ -191,6 +190,8 @@ export class MemoryRunningSteps implements RunningSteps {
 export class RedisRunningSteps implements RunningSteps {
   private readonly redis: Redis;
   private readonly mine = new Map<string, RunningStep>();
+  /** Entries this node wrote for ended steps, in the order they ended: deleted once past their time (see prune). */
+  private readonly endedQueue: Array<{ key: string; requestId: string; until: number }> = [];
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -200,7 +201,10 @@ export class RedisRunningSteps implements RunningSteps {
     this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, enableAutoPipelining: true, retryStrategy: (n) => Math.min(100 * n, 2_000) });
     // Listing steps in flight is best effort: the counters report Redis's health.
     this.redis.on('error', () => undefined);
-    this.timer = setInterval(() => this.write([...this.mine.values()], RUNNING_TTL_MS), REFRESH_MS);
+    this.timer = setInterval(() => {
+      this.write([...this.mine.values()], RUNNING_TTL_MS);
+      this.prune(Date.now());
+    }, REFRESH_MS);
     this.timer.unref();
   }
 
@@ -232,6 +236,17 @@ export class RedisRunningSteps implements RunningSteps {
     if (!s) return;
     this.mine.delete(record.request_id);
     this.write([{ ...s, ended: endedOf(record) }], ENDED_TTL_MS);
+    this.endedQueue.push({ key: this.key(s.trace_id), requestId: s.request_id, until: Date.now() + ENDED_TTL_MS });
+  }
+
+  /** A trace that keeps running keeps its key: the entries of its ended steps are deleted, in one pipeline per refresh. */
+  private prune(now: number): void {
+    let n = 0;
+    while (n < this.endedQueue.length && this.endedQueue[n]!.until <= now) n++;
+    if (n === 0) return;
+    const p = this.redis.pipeline();
+    for (const e of this.endedQueue.splice(0, n)) p.hdel(e.key, e.requestId);
+    p.exec().catch(ignore);
   }
 
   private alive(raw: Record<string, string>, now: number): RunningStep[] {
