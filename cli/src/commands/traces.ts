@@ -129,7 +129,7 @@ export function registerTraces(program: Command): void {
   traces
     .command('show <trace-id>')
     .alias('get')
-    .description('the steps of one trace on a timeline, with totals')
+    .description('the steps of one trace on a timeline, with totals; a step in flight reads running, its latency so far')
     .option('--json', 'print the trace document')
     .action(act(tracesShow));
   traces
