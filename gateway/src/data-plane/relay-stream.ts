@@ -76,3 +76,31 @@ export async function recordStreamed(
   relayed.out.end(last);
   await dp.settle(a, ex.ctx, cost, usage);
 }
+
+/** What re-encodes a target's chat chunks in the client's dialect (Messages, Responses, Gemini). */
+export interface ChunkEncoder {
+  frames(chunks: string): string;
+}
+
+/**
+ * A translated stream: the target's chat chunks, each with the frames already waiting behind it, re-encoded by `encoder`
+ * (an empty result yields nothing); usage as the target reported it.
+ */
+export class EncodedStream<E extends ChunkEncoder> implements FrameSource {
+  constructor(
+    protected readonly chat: FrameSource,
+    readonly encoder: E,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for await (const first of this.chat) {
+      const rest = this.chat.takeReady?.();
+      const out = this.encoder.frames(rest ? first + rest : first);
+      if (out) yield out;
+    }
+  }
+
+  usage(): Usage {
+    return this.chat.usage();
+  }
+}

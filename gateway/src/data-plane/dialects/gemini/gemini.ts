@@ -16,7 +16,7 @@ import { type Admission, type PricedTarget, actualCost, admit, withFallback } fr
 import { ClientAbort } from '../../client-abort.js';
 import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
-import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
+import { EncodedStream, type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
 import { HeldJsonAnswer, keepStreamAlive } from '../../tool-calls/held-answer.js';
@@ -150,32 +150,14 @@ async function generateContent(dp: DataPlane, ex: Exchange, a: Admission<Json & 
 }
 
 /** A translated stream: the target's chat chunks re-encoded as Gemini's events. */
-class TranslatedStream implements FrameSource {
-  private readonly encoder: GeminiStreamEncoder;
-
-  constructor(
-    private readonly chat: ChatStream,
-    model: string,
-    thoughts: boolean,
-  ) {
-    this.encoder = new GeminiStreamEncoder({ model, responseId: responseId(), thoughts });
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<string> {
-    for await (const first of this.chat) {
-      const rest = this.chat.takeReady?.();
-      const out = this.encoder.frames(rest ? first + rest : first);
-      if (out) yield out;
-    }
+class TranslatedStream extends EncodedStream<GeminiStreamEncoder> {
+  constructor(chat: ChatStream, model: string, thoughts: boolean) {
+    super(chat, new GeminiStreamEncoder({ model, responseId: responseId(), thoughts }));
   }
 
   /** The closing event, with the calls and the usage the target reported. */
   finish(): string {
     return this.encoder.close(this.chat.usage());
-  }
-
-  usage(): Usage {
-    return this.chat.usage();
   }
 }
 

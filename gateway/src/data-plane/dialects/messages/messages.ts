@@ -15,7 +15,7 @@ import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { checkKeyCase } from '../../key-case.js';
 import { checkBody } from '../../parse-body.js';
 import type { RequestContext } from '../../request-context.js';
-import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
+import { EncodedStream, type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
 import { checkBodyAnthropicBeta, checkedAnthropicBeta } from '../../anthropic-betas.js';
 import { messagesPolicyView } from './messages-policy-view.js';
@@ -144,31 +144,14 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
 }
 
 /** A translated stream: the target's chat chunks re-encoded as Anthropic's events. */
-class TranslatedStream implements FrameSource {
-  private readonly encoder: MessagesStreamEncoder;
-
-  constructor(
-    private readonly chat: ChatStream,
-    model: string,
-  ) {
-    this.encoder = new MessagesStreamEncoder({ model, messageId: `msg_${randomBytes(12).toString('hex')}`, inputTokensEstimate: 0 });
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<string> {
-    for await (const first of this.chat) {
-      const rest = this.chat.takeReady?.();
-      const out = this.encoder.frames(rest ? first + rest : first);
-      if (out) yield out;
-    }
+class TranslatedStream extends EncodedStream<MessagesStreamEncoder> {
+  constructor(chat: ChatStream, model: string) {
+    super(chat, new MessagesStreamEncoder({ model, messageId: `msg_${randomBytes(12).toString('hex')}`, inputTokensEstimate: 0 }));
   }
 
   /** The closing events, with the usage the target reported. */
   finish(): string {
     return this.encoder.finish(this.chat.usage());
-  }
-
-  usage(): Usage {
-    return this.chat.usage();
   }
 }
 

@@ -18,7 +18,7 @@ import type { DataPlane } from '../../data-plane.js';
 import { type Exchange, clampedHeader, sendJson } from '../../exchange.js';
 import { checkKeyCase } from '../../key-case.js';
 import { checkBody } from '../../parse-body.js';
-import { type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
+import { EncodedStream, type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { responsesPolicyView } from './responses-policy-view.js';
 import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
@@ -280,27 +280,9 @@ class NativeStream implements FrameSource {
 }
 
 /** A translated stream: the target's chat chunks re-encoded as Responses events. */
-class TranslatedStream implements FrameSource {
-  readonly encoder: ResponsesStreamEncoder;
-
-  constructor(
-    private readonly chat: ChatStream,
-    turn: Turn,
-    translated: ResponsesToChatResult,
-  ) {
-    this.encoder = new ResponsesStreamEncoder({ id: turn.id, model: turn.model, createdAt: turn.createdAt, request: echoOf(turn), tools: translated.tools });
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<string> {
-    for await (const first of this.chat) {
-      const rest = this.chat.takeReady?.();
-      const out = this.encoder.frames(rest ? first + rest : first);
-      if (out) yield out;
-    }
-  }
-
-  usage(): Usage {
-    return this.chat.usage();
+class TranslatedStream extends EncodedStream<ResponsesStreamEncoder> {
+  constructor(chat: ChatStream, turn: Turn, translated: ResponsesToChatResult) {
+    super(chat, new ResponsesStreamEncoder({ id: turn.id, model: turn.model, createdAt: turn.createdAt, request: echoOf(turn), tools: translated.tools }));
   }
 }
 
