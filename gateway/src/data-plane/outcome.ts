@@ -58,7 +58,8 @@ export function toUsageRecord(ctx: RequestContext, o: Outcome): UsageRecord {
     reasoning_tokens: o.usage?.reasoning_tokens ?? 0,
     response_id: o.responseId ?? null,
     tool: o.tool ?? null,
-    ...(o.toolCalls ? { tool_calls: o.toolCalls } : {}),
-    ...(ctx.cleaned ? { cleaned: ctx.cleaned } : {}),
+    // Left undefined (absent in the journal's JSON) when there are none; one shape for every record either way.
+    tool_calls: o.toolCalls,
+    cleaned: ctx.cleaned,
   };
 }

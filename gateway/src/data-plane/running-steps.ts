@@ -114,15 +114,75 @@ function countOf(steps: Iterable<RunningStep>, traceIds: string[]): Map<string, 
   return out;
 }
 
-/** A running step keeps its context (read when listed); an ended one only what is listed (the context may be large). */
-type MemoryEntry = { ctx: RequestContext; tool: string | undefined } | { step: RunningStep };
+/**
+ * A running step keeps its context (read when listed); an ended one its usage record, which holds what a trace lists
+ * (the record is made anyway; a captured body is not kept), and the tool it began with.
+ */
+type MemoryEntry = { ctx: RequestContext; tool: string | undefined; ended?: undefined } | { ended: UsageRecord; tool: string | undefined };
+
+/** A queue of ended steps as two arrays (ids, times) read from a moving head: taking from the front costs nothing. */
+class EndedQueue {
+  private traceIds: string[] = [];
+  private requestIds: string[] = [];
+  private untils: number[] = [];
+  private head = 0;
+
+  push(traceId: string, requestId: string, until: number): void {
+    this.traceIds.push(traceId);
+    this.requestIds.push(requestId);
+    this.untils.push(until);
+  }
+
+  /** Calls `each` for every entry due by `now`, oldest first, and forgets them. */
+  takeDue(now: number, each: (traceId: string, requestId: string) => void): void {
+    const untils = this.untils;
+    let h = this.head;
+    if (h >= untils.length || untils[h]! > now) return;
+    while (h < untils.length && untils[h]! <= now) {
+      each(this.traceIds[h]!, this.requestIds[h]!);
+      h++;
+    }
+    this.head = h;
+    // Compacted once the taken part is the larger half: each entry is moved at most once on average.
+    if (h > 1024 && h * 2 > untils.length) {
+      this.traceIds = this.traceIds.slice(h);
+      this.requestIds = this.requestIds.slice(h);
+      this.untils = untils.slice(h);
+      this.head = 0;
+    }
+  }
+}
+
+function endedStepOf(e: { ended: UsageRecord; tool: string | undefined }): RunningStep {
+  const r = e.ended;
+  return {
+    request_id: r.request_id,
+    tenant_id: r.tenant_id,
+    agent_id: r.agent_id,
+    trace_id: r.trace_id,
+    endpoint: r.endpoint,
+    tool: e.tool ?? r.tool ?? null,
+    model: r.model,
+    requested_model: r.requested_model ?? null,
+    provider: r.provider,
+    stream: r.stream,
+    started_at: r.started_at,
+    ended: endedOf(r),
+  };
+}
 
 /** One node: the steps of this process, by trace id. A running step's context is read when listed (a fallback's target shows). */
 export class MemoryRunningSteps implements RunningSteps {
   private readonly traces = new Map<string, Map<string, MemoryEntry>>();
   /** Ended steps in the order they ended, each with the time it leaves: dropped as later steps end. */
-  private readonly endedQueue: Array<{ traceId: string; requestId: string; until: number }> = [];
+  private readonly endedQueue = new EndedQueue();
   private running = 0;
+  private readonly forget = (traceId: string, requestId: string): void => {
+    const steps = this.traces.get(traceId);
+    if (!steps) return;
+    steps.delete(requestId);
+    if (steps.size === 0) this.traces.delete(traceId);
+  };
 
   constructor(private readonly endedTtlMs = ENDED_TTL_MS) {}
 
@@ -135,24 +195,13 @@ export class MemoryRunningSteps implements RunningSteps {
 
   end(record: UsageRecord): void {
     const now = Date.now();
-    this.drop(now);
+    this.endedQueue.takeDue(now, this.forget);
     const steps = this.traces.get(record.trace_id);
     const e = steps?.get(record.request_id);
-    if (!e || 'step' in e) return;
-    steps!.set(record.request_id, { step: { ...stepOf(e.ctx, e.tool), ended: endedOf(record) } });
+    if (!e || e.ended) return;
+    steps!.set(record.request_id, { ended: record.body === null ? record : { ...record, body: null }, tool: e.tool });
     this.running--;
-    this.endedQueue.push({ traceId: record.trace_id, requestId: record.request_id, until: now + this.endedTtlMs });
-  }
-
-  private drop(now: number): void {
-    let n = 0;
-    while (n < this.endedQueue.length && this.endedQueue[n]!.until <= now) {
-      const { traceId, requestId } = this.endedQueue[n++]!;
-      const steps = this.traces.get(traceId);
-      steps?.delete(requestId);
-      if (steps?.size === 0) this.traces.delete(traceId);
-    }
-    if (n > 0) this.endedQueue.splice(0, n);
+    this.endedQueue.push(record.trace_id, record.request_id, now + this.endedTtlMs);
   }
 
   /** Steps running now on this node (not those ended lately). */
@@ -161,10 +210,10 @@ export class MemoryRunningSteps implements RunningSteps {
   }
 
   async of(traceId: string, tenantId?: string): Promise<RunningStep[]> {
-    this.drop(Date.now());
+    this.endedQueue.takeDue(Date.now(), this.forget);
     const out: RunningStep[] = [];
     for (const e of this.traces.get(traceId)?.values() ?? []) {
-      const step = 'step' in e ? e.step : stepOf(e.ctx, e.tool);
+      const step = e.ended ? endedStepOf(e) : stepOf(e.ctx, e.tool);
       if (tenantId === undefined || step.tenant_id === tenantId) out.push(step);
     }
     return out.sort(byStart);
