@@ -6,7 +6,7 @@ import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { ProviderIdentity } from '../shared/provider-identity.js';
 import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanitize-upstream-message.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
-import { badUpstreamResponse, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
+import { badUpstreamResponse, checkPassedEvent, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import { fromResponse } from './openai-responses-usage.js';
 
 /** Events whose `delta` is text the model produced: counted for an estimate when the upstream reports no usage. */
@@ -18,6 +18,9 @@ const DELTA_EVENTS = new Set([
   'response.reasoning_text.delta',
   'response.reasoning_summary_text.delta',
 ]);
+
+/** The events this translator reads: the terminal ones and `error`. */
+const READ_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
 
 const LEADING_TYPE = /^\s*\{\s*"type"\s*:\s*"([^"\\]*)"/;
 
@@ -46,6 +49,11 @@ export class OpenAIResponsesFrames implements FrameTranslator {
     // Not part of the Responses API, but sent by some proxies in front of it: the terminal event already said it all.
     if (data === '[DONE]') return null;
     this.events++;
+    // A named event that is not read (a delta, a snapshot) needs no parse beyond proving it whole (see checkPassedEvent).
+    if (event.event && !READ_EVENTS.has(event.event)) {
+      checkPassedEvent(this.identity, data);
+      return sseFrame(event.event, data);
+    }
     const parsed = parseEventObject<{ type?: unknown; response?: unknown }>(this.identity, data);
     const name = event.event || (typeof parsed.type === 'string' ? parsed.type : '');
     switch (name) {

@@ -77,3 +77,36 @@ export function parseEventObject<T = Record<string, unknown>>(identity: Provider
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badUpstreamResponse(identity, 'sent a stream event that is not a JSON object.');
   return value as T;
 }
+
+/**
+ * Past this many characters, an event nobody needs to read is not parsed to prove it whole: it must open and close as
+ * an object. A Responses snapshot event (`response.created`, `response.in_progress`) echoes the request's instructions
+ * and tools, often 10-40 KB; parsing each whole cost more than the rest of the request. Events that are read (terminal,
+ * error, usage) and every smaller event are still parsed whole.
+ */
+export const PARSED_EVENT_CHARS = 4096;
+
+/** True when `data` opens with `{` and closes with `}` (whitespace aside): no line of text, no frame cut short. */
+function looksLikeObject(data: string): boolean {
+  let i = 0;
+  let j = data.length - 1;
+  while (i <= j && isSpace(data.charCodeAt(i))) i++;
+  while (j >= i && isSpace(data.charCodeAt(j))) j--;
+  return i < j && data.charCodeAt(i) === 0x7b && data.charCodeAt(j) === 0x7d;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * An event that is passed on but not read: parsed whole when small (see PARSED_EVENT_CHARS), else checked to open and
+ * close as a JSON object; what does not fails the stream as parseEventObject does.
+ */
+export function checkPassedEvent(identity: ProviderIdentity, data: string): void {
+  if (data.length <= PARSED_EVENT_CHARS) {
+    parseEventObject(identity, data);
+    return;
+  }
+  if (!looksLikeObject(data)) throw badUpstreamResponse(identity, 'sent a stream event that is not valid JSON.');
+}
