@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from './__fixtures__/harness.js';
 
@@ -112,6 +112,48 @@ async function layWorkingTreeOver(clone: string): Promise<void> {
   }
 }
 
+interface Installed {
+  /** Bytes allocated on disk (what `du -s` counts) and bytes of content (`du -s --apparent-size`). */
+  disk: number;
+  apparent: number;
+  files: number;
+  /** The name of every package in the tree, nested ones and links included. */
+  packages: Set<string>;
+}
+
+/** A node_modules folder measured as du measures it (symlinks not followed, a file with several links once), with its packages. */
+function measureInstall(nodeModules: string): Installed {
+  const installed: Installed = { disk: 0, apparent: 0, files: 0, packages: new Set() };
+  const linked = new Set<string>();
+  const walk = (path: string): void => {
+    const st = lstatSync(path);
+    if (!st.isDirectory() && st.nlink > 1) {
+      const inode = `${st.dev}:${st.ino}`;
+      if (linked.has(inode)) return;
+      linked.add(inode);
+    }
+    installed.disk += st.blocks * 512;
+    installed.apparent += st.size;
+    if (!st.isDirectory()) {
+      installed.files++;
+      return;
+    }
+    const entries = readdirSync(path);
+    if (basename(path) === 'node_modules') {
+      for (const entry of entries) {
+        if (entry.startsWith('.')) continue;
+        const scoped = entry.startsWith('@') && lstatSync(join(path, entry)).isDirectory();
+        for (const name of scoped ? readdirSync(join(path, entry)).map((sub) => `${entry}/${sub}`) : [entry]) installed.packages.add(name);
+      }
+    }
+    for (const entry of entries) walk(join(path, entry));
+  };
+  walk(nodeModules);
+  return installed;
+}
+
+const MiB = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
 interface NpmStart {
   child: ChildProcess;
   stdout(): string;
@@ -163,6 +205,7 @@ describe.skipIf(process.env.AGENTGW_TEST_FRESH_CLONE === 'skip')('a fresh clone,
   /** `git status` of the clone before anything ran: empty in CI; the working tree's changes when they were laid over it. */
   let asCloned: string;
   let lockfile: string;
+  let installSeconds: number;
 
   /** One line of the README, run by sh in the clone against the running server. */
   async function readmeLine(line: string, opts: { appendArgs?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
@@ -185,7 +228,9 @@ describe.skipIf(process.env.AGENTGW_TEST_FRESH_CLONE === 'skip')('a fresh clone,
     // The README's set-up: `npm install`, run as written (the cache first: CI reaches only the registry).
     const setup = shBlock('## Start it');
     expect(setup).toEqual(['npm install', 'npm start']);
+    const started = Date.now();
     const install = await run('sh', ['-c', `${setup[0]} --prefer-offline --no-audit --no-fund`], { cwd: clone, timeoutMs: 15 * MINUTE });
+    installSeconds = (Date.now() - started) / 1000;
     expect(install.code, `${install.stdout}\n${install.stderr}`).toBe(0);
   }, 16 * MINUTE);
 
@@ -200,6 +245,25 @@ describe.skipIf(process.env.AGENTGW_TEST_FRESH_CLONE === 'skip')('a fresh clone,
     expect(readFileSync(join(clone, 'package-lock.json'), 'utf8')).toBe(lockfile);
     const status = await run('git', ['status', '--porcelain'], { cwd: clone });
     expect(status.stdout).toBe(asCloned);
+  });
+
+  it('npm install brings what the gateway, the CLI and the console need, and none of the clients the tests drive', () => {
+    const installed = measureInstall(join(clone, 'node_modules'));
+    console.log(
+      `npm install in a fresh clone: ${installSeconds.toFixed(1)} s; node_modules ${MiB(installed.disk)} on disk, ${MiB(installed.apparent)} apparent, ` +
+        `${installed.files} files, ${installed.packages.size} packages`,
+    );
+    // test-clients/package.json's packages (and the native builds beside them), and the biggest of what they bring.
+    const testClients = Object.keys((JSON.parse(readFileSync(join(clone, 'test-clients', 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+    expect(testClients).toEqual(expect.arrayContaining(['@anthropic-ai/claude-code', '@openai/codex', '@google/gemini-cli', 'playwright-core', 'oidc-provider', 'fast-check']));
+    const platformBuild = (name: string) => testClients.some((client) => name.startsWith(`${client}-${process.platform}-`));
+    const theirs = ['@anthropic-ai/claude-agent-sdk-linux-x64', '@anthropic-ai/claude-code-linux-x64', '@openai/codex-linux-x64', '@openai/agents-core', 'js-tiktoken', 'langsmith', 'pure-rand'];
+    const present = [...installed.packages].filter((name) => testClients.includes(name) || theirs.includes(name) || platformBuild(name));
+    expect(present, 'test-only packages in the install').toEqual([]);
+    // The product's own packages are there (the check above looks at the right tree).
+    for (const name of ['fastify', 'better-sqlite3', 'ink', 'vite', 'typescript', 'vitest']) expect(installed.packages, name).toContain(name);
+    // A generous bound (about 250 MiB of files today); one test client would add tens to hundreds of MiB.
+    expect(installed.apparent, MiB(installed.apparent)).toBeLessThan(300 * 2 ** 20);
   });
 
   it('npm start builds and serves: a generated key and other text on stderr, its log as JSON lines on stdout', async () => {
