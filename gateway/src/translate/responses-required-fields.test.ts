@@ -1,7 +1,7 @@
 // What a native answer gets when its upstream leaves out a field the Open Responses specification requires.
 import { describe, expect, it } from 'vitest';
 import { checkResponseObject } from '../data-plane/dialects/responses/__fixtures__/open-responses-schema.js';
-import { responsesObject, withRequiredFields, withRequiredSnapshotFields } from './responses-response-object.js';
+import { SnapshotFields, responsesObject, withRequiredFields, withRequiredSnapshotFields } from './responses-response-object.js';
 
 const TOOL = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } };
 const complete = responsesObject({ id: 'resp_1', model: 'gpt-4.1', createdAt: 1, request: {} }, { status: 'completed', output: [], usage: null, completedAt: 2 }) as unknown as Record<string, unknown>;
@@ -39,5 +39,55 @@ describe('withRequiredFields', () => {
     expect(JSON.parse(frames[0].split('\n')[1].slice('data: '.length)).response.top_logprobs).toBe(0);
     expect(frames[0].startsWith('event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{')).toBe(true);
     expect(withRequiredSnapshotFields(delta + whole, {})).toBe(delta + whole);
+  });
+});
+
+describe('the snapshots of one stream (SnapshotFields)', () => {
+  const snapshot = (type: string, response: unknown, n: number) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n, response })}\n\n`;
+  const responsesOf = (frames: string) => frames.split(/(?<=\n\n)/).map((f) => JSON.parse(f.split('\n')[1]!.slice('data: '.length)).response as Record<string, unknown>);
+  const lacking = without(['top_logprobs', 'safety_identifier', 'presence_penalty']);
+
+  it('every snapshot gets what the first lacked, after what it has, as withRequiredFields adds it; each is a valid response object', () => {
+    const fields = new SnapshotFields({ top_logprobs: 4 });
+    const inProgress = { ...lacking, status: 'in_progress', instructions: 'x'.repeat(20_000) };
+    const out = [fields.frames(snapshot('response.created', lacking, 0)), fields.frames(snapshot('response.in_progress', inProgress, 1) + snapshot('response.completed', lacking, 2))].join('');
+    const [a, b, c] = responsesOf(out);
+    for (const [got, from] of [[a, lacking], [b, inProgress], [c, lacking]] as const) {
+      const want = withRequiredFields(from, { top_logprobs: 4 })!;
+      expect(got).toEqual(want);
+      expect(Object.keys(got!)).toEqual(Object.keys(want));
+      expect(checkResponseObject(got).errors).toEqual([]);
+    }
+  });
+
+  it('a later snapshot that has a key the first lacked is read whole, not given the key twice', () => {
+    const fields = new SnapshotFields({});
+    fields.frames(snapshot('response.created', lacking, 0));
+    const completed = fields.frames(snapshot('response.completed', { ...lacking, top_logprobs: 9 }, 1));
+    expect(completed.match(/"top_logprobs"/g)).toHaveLength(1);
+    expect(responsesOf(completed)[0]).toMatchObject({ top_logprobs: 9, safety_identifier: null, presence_penalty: 0 });
+  });
+
+  it('function tools to complete, or a response that is not the last member of its event: every snapshot is read whole', () => {
+    const fields = new SnapshotFields({});
+    const withTool = { ...lacking, tools: [TOOL] };
+    for (let n = 0; n < 3; n++) {
+      const [r] = responsesOf(fields.frames(snapshot('response.in_progress', withTool, n)));
+      expect(r!.tools).toEqual([{ ...TOOL, description: null, strict: null }]);
+      expect(checkResponseObject(r).errors).toEqual([]);
+    }
+    const last = new SnapshotFields({});
+    const notLast = (n: number) => `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: lacking, sequence_number: n, extra: { a: 1 } })}\n\n`;
+    for (let n = 0; n < 2; n++) {
+      const event = JSON.parse(last.frames(notLast(n)).split('\n')[1]!.slice(6));
+      expect(event.extra).toEqual({ a: 1 });
+      expect(event.response).toEqual(withRequiredFields(lacking, {}));
+    }
+  });
+
+  it('when the first snapshot lacks nothing, later ones pass byte for byte', () => {
+    const fields = new SnapshotFields({});
+    const frames = snapshot('response.created', complete, 0) + snapshot('response.completed', complete, 1);
+    expect(fields.frames(frames)).toBe(frames);
   });
 });

@@ -157,17 +157,7 @@ function isFunctionTool(t: unknown): t is Record<string, unknown> {
  * in_progress, completed, ...); frames without one, and snapshots that lack nothing, stay byte for byte as they came.
  */
 export function withRequiredSnapshotFields(frames: string, request: ResponsesEcho): string {
-  if (!frames.includes('"response":{')) return frames;
-  let out = '';
-  let from = 0;
-  while (from < frames.length) {
-    const end = frames.indexOf('\n\n', from);
-    const stop = end === -1 ? frames.length : end + 2;
-    const frame = frames.slice(from, stop);
-    out += frame.includes('"response":{') ? withSnapshotFields(frame, request) : frame;
-    from = stop;
-  }
-  return out;
+  return new SnapshotFields(request).frames(frames);
 }
 
 function withSnapshotFields(frame: string, request: ResponsesEcho): string {
@@ -186,6 +176,94 @@ function withSnapshotFields(frame: string, request: ResponsesEcho): string {
   if (!filled) return frame;
   lines[dataAt] = `data: ${JSON.stringify({ ...event, response: filled })}`;
   return lines.join('\n');
+}
+
+/**
+ * withRequiredSnapshotFields for the snapshots of one stream, without parsing each: a snapshot echoes the request's
+ * instructions and tools (often tens of KB), and parsing and writing three of them again cost more than the rest of the
+ * request. The first snapshot is parsed: what it lacks is what the stream's snapshots lack (an upstream writes every
+ * snapshot of a response with the same fields). Later ones get the same additions as text, before the response's `}`,
+ * when none of the lacking keys appears in them; anything else (a key that appears, the response not last in its event,
+ * function tools to complete) goes the parsing way.
+ */
+export class SnapshotFields {
+  /** After the first snapshot: the text added to each (empty when nothing lacks), or null when every snapshot is parsed. */
+  private added: string | null | undefined = undefined;
+  private missing: readonly string[] = [];
+
+  constructor(private readonly request: ResponsesEcho) {}
+
+  frames(frames: string): string {
+    if (this.added === '' || !frames.includes('"response":{')) return frames;
+    let out = '';
+    let from = 0;
+    while (from < frames.length) {
+      const end = frames.indexOf('\n\n', from);
+      const stop = end === -1 ? frames.length : end + 2;
+      const frame = frames.slice(from, stop);
+      out += frame.includes('"response":{') ? this.frame(frame) : frame;
+      from = stop;
+    }
+    return out;
+  }
+
+  private frame(frame: string): string {
+    if (this.added === '') return frame;
+    const lines = frame.split('\n');
+    const dataAt = lines.findIndex((l) => l.startsWith('data:'));
+    if (dataAt === -1 || lines.slice(dataAt + 1).some((l) => l.startsWith('data:'))) return frame;
+    const line = lines[dataAt]!;
+    if (this.added) {
+      const at = this.missing.some((k) => line.includes(`"${k}"`)) ? -1 : innerClosingBrace(line);
+      if (at !== -1) {
+        lines[dataAt] = line.slice(0, at) + this.added + line.slice(at);
+        return lines.join('\n');
+      }
+      return withSnapshotFields(frame, this.request);
+    }
+    if (this.added === null) return withSnapshotFields(frame, this.request);
+    // The first snapshot: parsed, and what it lacks learned.
+    let event: Record<string, unknown>;
+    try {
+      event = JSON.parse(line.slice(5)) as Record<string, unknown>;
+    } catch {
+      return frame;
+    }
+    const response = event.response;
+    if (typeof response !== 'object' || response === null || Array.isArray(response)) return frame;
+    const filled = withRequiredFields(response as Record<string, unknown>, this.request);
+    const keys = Object.keys(event);
+    const responseKeys = Object.keys(response);
+    const toolsChanged = filled !== null && filled.tools !== (response as Record<string, unknown>).tools;
+    if (toolsChanged || keys[keys.length - 1] !== 'response' || keys.some(isIndexKey) || responseKeys.length === 0 || innerClosingBrace(line) === -1) {
+      this.added = null;
+    } else {
+      this.missing = filled ? Object.keys(filled).slice(responseKeys.length) : [];
+      this.added = this.missing.map((k) => `,${JSON.stringify(k)}:${JSON.stringify(filled![k])}`).join('');
+    }
+    if (!filled) return frame;
+    lines[dataAt] = `data: ${JSON.stringify({ ...event, response: filled })}`;
+    return lines.join('\n');
+  }
+}
+
+/** An integer-like key, which JSON.parse puts first whatever its place in the text. */
+function isIndexKey(k: string): boolean {
+  return /^(0|[1-9]\d*)$/.test(k);
+}
+
+/** In `data: {... "response": {...}}`, the index of the response's `}` (the last member's last brace), else -1. */
+function innerClosingBrace(line: string): number {
+  let j = line.length - 1;
+  while (j >= 0 && isJsonSpace(line.charCodeAt(j))) j--;
+  if (line.charCodeAt(j) !== 0x7d) return -1;
+  j--;
+  while (j >= 0 && isJsonSpace(line.charCodeAt(j))) j--;
+  return line.charCodeAt(j) === 0x7d ? j : -1;
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 /**

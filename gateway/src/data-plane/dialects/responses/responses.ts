@@ -8,7 +8,7 @@ import type { ChatStream, ResponsesCallContext, ResponsesStream, Usage } from '.
 import { ResponsesStreamEncoder } from '../../../translate/chat-stream-to-responses-events.js';
 import { chatCompletionToResponse } from '../../../translate/chat-to-responses-response.js';
 import type { ResponsesEcho, ResponsesRequest as ResponsesWire } from '../../../translate/responses-api.js';
-import { responsesErrorCode, responsesErrorEvent, responsesObject, withRequiredFields, withRequiredSnapshotFields } from '../../../translate/responses-response-object.js';
+import { responsesErrorCode, responsesErrorEvent, responsesObject, SnapshotFields, withRequiredFields } from '../../../translate/responses-response-object.js';
 import { type ResponsesToChatResult, responsesToChatRequest } from '../../../translate/responses-to-chat-request.js';
 import { isCarriedThinking } from '../../../translate/carried-thinking.js';
 import { claudeThinks } from '../../../translate/reasoning-budget.js';
@@ -217,6 +217,7 @@ class NativeStream implements FrameSource {
   private upstreamId: string | null = null;
   private held = '';
   private events = 0;
+  private snapshots: SnapshotFields | undefined;
 
   constructor(
     private readonly inner: ResponsesStream,
@@ -232,7 +233,7 @@ class NativeStream implements FrameSource {
       // The upstream saw the whole conversation, not the client's previous_response_id: its response objects say null.
       if (this.turn.previous !== null && text.includes(NO_PREVIOUS)) text = text.replaceAll(NO_PREVIOUS, `"previous_response_id":${JSON.stringify(this.turn.previous)}`);
       // Response snapshots (created, in_progress, completed, ...) with what the Open Responses specification requires.
-      if (text.includes('"response":{')) text = withRequiredSnapshotFields(text, echoOf(this.turn));
+      text = (this.snapshots ??= new SnapshotFields(echoOf(this.turn))).frames(text);
       for (let at = text.indexOf('\n\n'); at !== -1; at = text.indexOf('\n\n', at + 2)) this.events++;
       if (this.held) {
         this.held += text;
