@@ -189,7 +189,8 @@ function withSnapshotFields(frame: string, request: ResponsesEcho): string {
 export class SnapshotFields {
   /** After the first snapshot: the text added to each (empty when nothing lacks), or null when every snapshot is parsed. */
   private added: string | null | undefined = undefined;
-  private missing: readonly string[] = [];
+  /** Matches any of the keys the first snapshot lacked, quoted: one search of a later snapshot instead of one per key. */
+  private mentionsMissing: RegExp | null = null;
 
   constructor(private readonly request: ResponsesEcho) {}
 
@@ -214,7 +215,7 @@ export class SnapshotFields {
     if (dataAt === -1 || lines.slice(dataAt + 1).some((l) => l.startsWith('data:'))) return frame;
     const line = lines[dataAt]!;
     if (this.added) {
-      const at = this.missing.some((k) => line.includes(`"${k}"`)) ? -1 : innerClosingBrace(line);
+      const at = this.mentionsMissing!.test(line) ? -1 : innerClosingBrace(line);
       if (at !== -1) {
         lines[dataAt] = line.slice(0, at) + this.added + line.slice(at);
         return lines.join('\n');
@@ -235,16 +236,24 @@ export class SnapshotFields {
     const keys = Object.keys(event);
     const responseKeys = Object.keys(response);
     const toolsChanged = filled !== null && filled.tools !== (response as Record<string, unknown>).tools;
-    if (toolsChanged || keys[keys.length - 1] !== 'response' || keys.some(isIndexKey) || responseKeys.length === 0 || innerClosingBrace(line) === -1) {
+    const at = innerClosingBrace(line);
+    if (toolsChanged || keys[keys.length - 1] !== 'response' || keys.some(isIndexKey) || responseKeys.length === 0 || at === -1) {
       this.added = null;
-    } else {
-      this.missing = filled ? Object.keys(filled).slice(responseKeys.length) : [];
-      this.added = this.missing.map((k) => `,${JSON.stringify(k)}:${JSON.stringify(filled![k])}`).join('');
+      if (!filled) return frame;
+      lines[dataAt] = `data: ${JSON.stringify({ ...event, response: filled })}`;
+      return lines.join('\n');
     }
-    if (!filled) return frame;
-    lines[dataAt] = `data: ${JSON.stringify({ ...event, response: filled })}`;
+    const missing = filled ? Object.keys(filled).slice(responseKeys.length) : [];
+    this.added = missing.map((k) => `,${JSON.stringify(k)}:${JSON.stringify(filled![k])}`).join('');
+    if (!this.added) return frame;
+    this.mentionsMissing = new RegExp(`"(?:${missing.map(escapeRegExp).join('|')})"`);
+    lines[dataAt] = line.slice(0, at) + this.added + line.slice(at);
     return lines.join('\n');
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** An integer-like key, which JSON.parse puts first whatever its place in the text. */
