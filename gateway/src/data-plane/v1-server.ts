@@ -220,6 +220,13 @@ export class V1Server {
         endpoint: 'chat.completions',
         errorDialect,
         piiTypes: [],
+        // Every member present from the start: one object shape for every request (members added later would make several).
+        policy: undefined,
+        requestedModel: undefined,
+        capturedBody: undefined,
+        routeTokens: undefined,
+        heldTarget: undefined,
+        cleaned: undefined,
       };
       if (agent.suspended) {
         // Right after auth, before header and body validation. Like a stopped trace's, a model call's refusal is a

@@ -90,6 +90,12 @@ export async function callTool(
     endpoint: 'mcp',
     errorDialect: 'openai',
     piiTypes: [],
+    policy: undefined,
+    requestedModel: undefined,
+    capturedBody: undefined,
+    routeTokens: undefined,
+    heldTarget: undefined,
+    cleaned: undefined,
   };
   const step: Step = { deps, ctx, caller, tool: serverTool, server: upstream?.name ?? 'unknown', metricTool: 'unknown', federated: params.name };
   try {
@@ -200,6 +206,8 @@ function admitting(dp: DataPlane, ctx: RequestContext, eff: EffectivePolicy, ser
     targets: [{ id: serverTool, price: perCallPrice(usdPerCall) }],
     blockingPolicy: eff.policies[0]?.id ?? '',
     agentId: ctx.agent.id,
+    // The members in admit()'s order: the checks see one object shape. No request id: the reservation takes a random name.
+    requestId: undefined,
     traceKey: stoppedTraceKey(ctx.agent.tenant_id, ctx.traceId),
     stoppedTraces: dp.snapshot.stoppedTraces,
     repeatScope: `t:${ctx.agent.id}:${ctx.traceId}`,
