@@ -1,6 +1,8 @@
 // An upstream MCP server that serves what the MCP conformance suite's server scenarios call (its tool, resource and prompt
 // names), over Streamable HTTP with sessions and an event store, written with the SDK. The suite runs against it directly
-// and through agentgw's /mcp/<server>: what passes directly must pass through the gateway.
+// and through agentgw's /mcp/<server>: what passes directly must pass through the gateway. Requests of the 2026-07-28
+// revision (stateless) are answered by its other face, conformance-upstream-2026.ts, with the same tools, resources and
+// prompts.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,16 +20,30 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { modernFace } from './conformance-upstream-2026.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 
-/** A JSON Schema 2020-12 input schema ($schema, $defs, additionalProperties) that must reach clients as written. */
+/**
+ * A JSON Schema 2020-12 input schema that must reach clients as written: $schema, $defs, additionalProperties (SEP-1613)
+ * and the rest of the vocabulary, $anchor, allOf/anyOf and if/then/else (SEP-2106).
+ */
 const SCHEMA_2020_12 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   type: 'object' as const,
-  $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-  properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+  $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+  properties: {
+    name: { type: 'string' },
+    address: { $ref: '#/$defs/address' },
+    contactMethod: { type: 'string', enum: ['phone', 'email'] },
+    phone: { type: 'string' },
+    email: { type: 'string' },
+  },
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
   additionalProperties: false,
 };
 
@@ -46,6 +62,13 @@ function memoryEventStore(): EventStore {
       return streamId;
     },
   };
+}
+
+/** The whole body of a request (the SDK's transports read it from `rawBody` when it is already read). */
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
 }
 
 type Sleep = (ms: number) => Promise<void>;
@@ -189,7 +212,16 @@ function newServer(transports: Map<string, StreamableHTTPServerTransport>, recei
   );
   server.registerTool(
     'json_schema_2020_12_tool',
-    { description: 'Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)', inputSchema: { name: z.string().optional(), address: z.object({ street: z.string().optional(), city: z.string().optional() }).optional() } },
+    {
+      description: 'Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)',
+      inputSchema: {
+        name: z.string().optional(),
+        address: z.object({ street: z.string().optional(), city: z.string().optional() }).optional(),
+        contactMethod: z.enum(['phone', 'email']).optional(),
+        phone: z.string().optional(),
+        email: z.string().optional(),
+      },
+    },
     async (args) => text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`),
   );
 
@@ -275,6 +307,7 @@ export interface ConformanceUpstream {
 export async function startConformanceUpstream(): Promise<ConformanceUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const received: string[] = [];
+  const modern = modernFace(received);
   let port = 0;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // DNS rebinding protection as the reference server has it: a Host or Origin that is not this loopback server is refused.
@@ -284,6 +317,21 @@ export async function startConformanceUpstream(): Promise<ConformanceUpstream> {
     if (!local(host) || (origin !== undefined && !/^https?:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(origin))) {
       res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden host or origin' }, id: null }));
       return;
+    }
+    if (req.method === 'POST') {
+      // A request of the 2026-07-28 revision goes to that face; the body read here is handed on to the sessions as it came.
+      const raw = await readBody(req);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      if (body !== undefined && modern.claims(req, body)) {
+        await modern.serve(req, res, raw, body);
+        return;
+      }
+      (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;
     }
     const sid = req.headers['mcp-session-id'] as string | undefined;
     if (sid) {
@@ -328,6 +376,7 @@ export async function startConformanceUpstream(): Promise<ConformanceUpstream> {
     },
     async close() {
       await Promise.all([...transports.values()].map((t) => t.close()));
+      await modern.close();
       http.closeAllConnections();
       await new Promise<void>((r) => http.close(() => r()));
     },
