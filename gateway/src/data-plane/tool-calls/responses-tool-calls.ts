@@ -101,9 +101,18 @@ export class ResponsesToolFilter implements StreamToolFilter {
   constructor(private readonly gate: ToolGate) {}
 
   push(frame: string): string | Promise<string> {
-    if (this.held.size === 0 && this.inStep && this.next !== null && !frame.includes('"response.output_item.added"')) {
-      if (frame.includes('"sequence_number"')) this.next++;
-      return frame;
+    if (this.held.size === 0 && this.inStep && !frame.includes('"response.output_item.added"')) {
+      if (this.next !== null) {
+        if (frame.includes('"sequence_number"')) this.next++;
+        return frame;
+      }
+      // The first event (response.created, which echoes the request's instructions and tools): only its number is
+      // needed, read where OpenAI writes it, after the type, without parsing the whole snapshot.
+      const seq = leadingSequenceNumber(frame);
+      if (seq !== undefined) {
+        this.next = seq + 1;
+        return frame;
+      }
     }
     const data = frameData(frame);
     if (!data) return frame;
@@ -166,6 +175,20 @@ export class ResponsesToolFilter implements StreamToolFilter {
     this.held.clear();
     return out;
   }
+}
+
+/** `{"type":"...","sequence_number":N` at the start of a frame's data: N, else undefined (the frame is then parsed). */
+const LEADING_SEQUENCE = /^ ?\{\s*"type"\s*:\s*"[^"\\]*"\s*,\s*"sequence_number"\s*:\s*(0|[1-9]\d{0,15})\s*[,}]/;
+function leadingSequenceNumber(frame: string): number | undefined {
+  let at: number;
+  if (frame.startsWith('data:')) at = 5;
+  else {
+    const line = frame.indexOf('\ndata:');
+    if (line === -1) return undefined;
+    at = line + 6;
+  }
+  const m = LEADING_SEQUENCE.exec(frame.slice(at, at + 200));
+  return m ? Number(m[1]) : undefined;
 }
 
 /** The six events of a message item with one output text. */
