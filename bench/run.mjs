@@ -59,7 +59,7 @@ const config = {
   agentSeconds: env('BENCH_AGENT_SECONDS', 6),
   /** 1: the load phase also measures the accounted proxy (accounted-proxy.mjs), between the bare proxy and the gateway. */
   accounted: env('BENCH_ACCOUNTED', 0) === 1,
-  /** 1: the agent phase's policy has the 10 tool rules; compare: a second gateway with them, beside one without. */
+  /** 1: the agent phase's policy has the 10 tool rules; compare: a second agent with them on the same gateway, beside one without. */
   toolRules: TOOL_RULES,
   /** A git revision whose gateway is built apart and measured beside this checkout's in the load and agent phases. */
   baseline: BASELINE,
@@ -129,12 +129,11 @@ async function startAll() {
     return spawnGateway({ configPath, adminKey: ADMIN_KEY, nodeArgs: config.gatewayNodeArgs, bin });
   };
   const gateway = await start('agentgw', gatewayConfig, gatewayBin?.bin);
-  const rulesGateway = compare ? await start('agentgw-rules', gatewayConfig, gatewayBin?.bin) : null;
   // The same config, less the aliases of the object form ({strategy, targets}), which an older revision may not know;
   // the baseline is measured in the load and agent phases only, which use none of them.
   const baselineConfig = { ...gatewayConfig, models: Object.fromEntries(Object.entries(gatewayConfig.models).filter(([, v]) => Array.isArray(v))) };
   const baseline = baselineBin ? await start('agentgw-baseline', baselineConfig, baselineBin.bin) : null;
-  return { mock, proxy, accounted, gateway, rulesGateway, baseline };
+  return { mock, proxy, accounted, gateway, baseline };
 }
 
 /**
@@ -191,7 +190,7 @@ function added(byTarget) {
 
 async function main() {
   log(`starting mock upstream, bare proxy and gateway (${config.cpus} CPUs)`);
-  const { mock, proxy, accounted, gateway, rulesGateway, baseline } = await startAll();
+  const { mock, proxy, accounted, gateway, baseline } = await startAll();
   const memory = sampleMemory(gateway.child.pid);
   const startedMb = (memoryOf(gateway.child.pid)?.rssKb ?? NaN) / 1024;
   const apiKey = await provisionAgent(gateway.url, ADMIN_KEY);
@@ -246,12 +245,14 @@ async function main() {
     const agentProvision = (url, p = policy) => provisionAgent(url, ADMIN_KEY, { policyId: 'bench-agent-sized', policy: p, name: 'bench-agent-sized' });
     const agentKey = await agentProvision(gateway.url);
     const agentTargets = targets.filter((t) => t.name !== 'direct').map((t) => (t.name === 'gateway' ? { ...t, apiKey: agentKey } : t));
-    if (rulesGateway) {
-      const rulesKey = await agentProvision(rulesGateway.url, agentPolicy({ toolRules: true, compareModels: true }));
-      await proveToolRules(rulesGateway.url, rulesKey, { expectDenied: true });
+    if (compare) {
+      // The same gateway process, a second agent whose policy has the rules: the two sides share the process's heap and
+      // compiled code, so the comparison is of the rules alone (two processes of one build differ by up to 20% per run).
+      const rulesKey = await provisionAgent(gateway.url, ADMIN_KEY, { policyId: 'bench-agent-rules', policy: agentPolicy({ toolRules: true, compareModels: true }), name: 'bench-agent-rules' });
+      await proveToolRules(gateway.url, rulesKey, { expectDenied: true });
       await proveToolRules(gateway.url, agentKey, { expectDenied: false });
-      log('tool rules verified live: gateway-rules refuses a denied Bash call, gateway passes it on');
-      agentTargets.push({ name: 'gateway-rules', url: rulesGateway.url, apiKey: rulesKey, pid: rulesGateway.child.pid });
+      log('tool rules verified live: the agent with the rules gets a denied Bash call refused, the agent without gets it passed on');
+      agentTargets.push({ name: 'gateway-rules', url: gateway.url, apiKey: rulesKey, pid: gateway.child.pid });
     }
     if (baselineTarget) agentTargets.push({ ...baselineTarget, apiKey: await agentProvision(baseline.url) });
     results.agent = {};
@@ -282,13 +283,13 @@ async function main() {
         }
       }
     }
-    if (rulesGateway) {
+    if (compare) {
       // Time to the first text byte of each workload's stream, with and without the rules, measured together.
       const pair = agentTargets.filter((t) => t.name === 'gateway' || t.name === 'gateway-rules');
       const slow = agentWorkloads({ models: SLOW_TEXT_MODELS }).filter((w) => only.length === 0 || only.includes(w.name));
       results.firstText = {};
       for (const w of slow) {
-        log(`time to first text byte, ${w.name} streaming: ${config.ttfbSamples} per gateway, with and without tool rules`);
+        log(`time to first text byte, ${w.name} streaming: ${config.ttfbSamples} per agent, with and without tool rules`);
         const byTarget = await timeToFirstText(pair, w, { warmup: 30, samples: config.ttfbSamples, rounds: Math.max(1, Math.round(config.rounds)) });
         results.firstText[w.name] = { byTarget, ...compareFirstText(byTarget, 'gateway', 'gateway-rules', { name: `${w.name} streaming: first text, 10 tool rules - no rules` }) };
       }
@@ -327,7 +328,7 @@ async function main() {
   results.memory = { peakMb: Math.max(hwmMb, polled.peakRssMb), hwmMb, polledPeakMb: polled.peakRssMb, startedMb };
   results.targets = evaluate(results);
 
-  for (const [name, g] of [['gateway', gateway], ['gateway-rules', rulesGateway], ['baseline', baseline]]) {
+  for (const [name, g] of [['gateway', gateway], ['baseline', baseline]]) {
     if (!g) continue;
     const stopped = await g.stop();
     if (stopped !== 0) log(`${name} stopped with ${stopped}:\n${g.stderr()}`);

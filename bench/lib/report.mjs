@@ -124,7 +124,7 @@ export function renderTable(results) {
     }
     lines.push('  (us: CPU microseconds per request of the proxy and of the gateway, on the same request bytes)');
     const extra = [
-      ['rules', 'gateway with 10 tool rules (BENCH_TOOL_RULES=compare)'],
+      ['rules', 'the same gateway, an agent with 10 tool rules (BENCH_TOOL_RULES=compare)'],
       ['baseline', `baseline gateway ${c.baselineBuild?.sha?.slice(0, 12) ?? ''} (BENCH_BASELINE)`],
     ].filter(([key]) => Object.values(results.agent).some((r) => r[key]));
     for (const [key, label] of extra) {
@@ -167,7 +167,7 @@ export function renderTable(results) {
   }
   if (results.firstText) {
     lines.push('');
-    lines.push(`Time to first text byte, tool rules off and on (${c.ttfbSamples} streamed requests per gateway, one in flight, alternating; upstream sends the rest ${c.slowChunkMs} ms later)`);
+    lines.push(`Time to first text byte, tool rules off and on (${c.ttfbSamples} streamed requests per agent, one in flight, alternating; upstream sends the rest ${c.slowChunkMs} ms later)`);
     lines.push(`  ${pad('workload', 24)}${lpad('no rules p50', 14)}${lpad('rules p50', 11)}${lpad('diff p50', 10)}${lpad('diff p99', 10)}${lpad('diff per block: median [min, max]', 36)}`);
     for (const [name, k] of Object.entries(results.firstText)) {
       lines.push(
