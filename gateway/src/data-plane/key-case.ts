@@ -44,12 +44,19 @@ const passed = new WeakSet<object>();
  * member by case only. Objects under client-named members are not read.
  */
 export function checkKeyCase(body: Json): void {
-  walk(body, '', 0);
+  walk(body, [], 0);
 }
 
-function walk(value: unknown, path: string, depth: number): void {
+/** The path of a key as the error names it, from the segments above it: built only for a refusal. */
+const pathOf = (segments: ReadonlyArray<string | number>, key: string) => [...segments, key].join('.');
+
+function walk(value: unknown, segments: Array<string | number>, depth: number): void {
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) walkElement(value[i], path === '' ? String(i) : `${path}.${i}`, depth);
+    for (let i = 0; i < value.length; i++) {
+      segments.push(i);
+      walkElement(value[i], segments, depth);
+      segments.pop();
+    }
     return;
   }
   if (typeof value !== 'object' || value === null) return;
@@ -58,7 +65,7 @@ function walk(value: unknown, path: string, depth: number): void {
     if (mayBeVariant(key) && !DIALECT_MEMBERS.has(key)) {
       const member = FOLDED.get(fold(key));
       if (member !== undefined) {
-        const param = path === '' ? key : `${path}.${key}`;
+        const param = pathOf(segments, key);
         throw new AgentgwError(
           'validation_failed',
           `Field ${JSON.stringify(param)} differs from ${JSON.stringify(member)} only by case: send ${JSON.stringify(member)} (upstreams that match keys without case would read both).`,
@@ -68,15 +75,19 @@ function walk(value: unknown, path: string, depth: number): void {
     }
     if (depth >= MAX_DEPTH || CLIENT_NAMED.has(key) || (key === 'input' && TOOL_INPUT_BLOCKS.has(o.type))) continue;
     const child = o[key];
-    if (typeof child === 'object' && child !== null) walk(child, path === '' ? key : `${path}.${key}`, depth + 1);
+    if (typeof child === 'object' && child !== null) {
+      segments.push(key);
+      walk(child, segments, depth + 1);
+      segments.pop();
+    }
   }
 }
 
 /** An element of a list: a part sent before is checked the first time only. */
-function walkElement(element: unknown, path: string, depth: number): void {
+function walkElement(element: unknown, segments: Array<string | number>, depth: number): void {
   if (typeof element !== 'object' || element === null) return;
   const kept = isKeptPart(element);
   if (kept && passed.has(element)) return;
-  walk(element, path, depth);
+  walk(element, segments, depth);
   if (kept) passed.add(element);
 }
