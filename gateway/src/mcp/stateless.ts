@@ -6,10 +6,11 @@
 // the same auth (done by the front before), allow-lists, tool rules, PII rules, prices, budgets and trace steps apply
 // as to a session's request. Upstreams are reached as for sessions, over their own connections.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ProgressToken } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type ProgressToken } from '@modelcontextprotocol/sdk/types.js';
 import { classifyInboundRequest, createMcpHandler, type McpHttpHandler, Server, type ServerContext } from '@modelcontextprotocol/server';
 import { newRequestId } from '../http/request-id.js';
 import { VERSION } from '../version.js';
+import { type ClientChannel, withClientChannel } from './client-requests.js';
 import type { Federation } from './federation.js';
 import type { McpCaller } from './tool-call.js';
 
@@ -24,6 +25,9 @@ function callerOf(ctx: ServerContext): McpCaller {
   if (!caller) throw new Error('a stateless /mcp request reached a handler without its caller');
   return caller;
 }
+
+/** The revision served here. */
+const REVISION = '2026-07-28';
 
 /** Headers that describe this hop's connection, not the request. */
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
@@ -75,7 +79,15 @@ export class StatelessMcp {
         token === undefined
           ? undefined
           : (p: { progress: number; total?: number; message?: string }) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => undefined);
-      return (await fed.callTool(callerOf(ctx), r.params as Any, ctx.mcpReq.signal, onprogress)) as Any;
+      const caller = callerOf(ctx);
+      // The call runs in a channel of its own, as a session's call does: what its upstream asks of a client (sampling,
+      // elicitation) is routed to this call, and refused here (no request reaches a client of this revision), never sent
+      // to the client of another call in flight on the same upstream connection.
+      const channel: Omit<ClientChannel, 'done'> = {
+        ask: (req) => Promise.reject(new McpError(ErrorCode.InvalidRequest, `The client does not support ${req.method} (agentgw relays it only to clients in a session, of revisions before ${REVISION}).`)),
+        clean: (answer) => fed.cleanForUpstream(caller, answer),
+      };
+      return (await withClientChannel(channel, () => fed.callTool(caller, r.params as Any, ctx.mcpReq.signal, onprogress))) as Any;
     });
     s.setRequestHandler('resources/list', async (_r, ctx) => (await fed.listResources(callerOf(ctx))) as Any);
     s.setRequestHandler('resources/templates/list', async (_r, ctx) => (await fed.listResourceTemplates(callerOf(ctx))) as Any);
