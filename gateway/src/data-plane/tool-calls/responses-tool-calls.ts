@@ -1,6 +1,7 @@
 // Responses: call items (function_call, custom_tool_call and the built-in calls), decided; a denied one becomes a
 // message item at the same output_index with the refusal.
 import { randomBytes } from 'node:crypto';
+import { AgentgwError } from '../../contract/errors.js';
 import { type ProposedToolCall, proposedToolCall, refusalSentence } from '../../policy/tool-rules.js';
 import type { StreamToolFilter } from './gated-source.js';
 import { type ToolGate, frameData, sseFrames, withData } from './gate.js';
@@ -101,7 +102,8 @@ export class ResponsesToolFilter implements StreamToolFilter {
   constructor(private readonly gate: ToolGate) {}
 
   push(frame: string): string | Promise<string> {
-    if (this.held.size === 0 && this.inStep && !frame.includes('"response.output_item.added"')) {
+    // A frame with a \u escape may spell the call's type (or a second `type`) so that no text search sees it: it is parsed.
+    if (this.held.size === 0 && this.inStep && !frame.includes('"response.output_item.added"') && !frame.includes('\\u')) {
       if (this.next !== null) {
         if (frame.includes('"sequence_number"')) this.next++;
         return frame;
@@ -115,7 +117,12 @@ export class ResponsesToolFilter implements StreamToolFilter {
       }
     }
     const data = frameData(frame);
-    if (!data) return frame;
+    if (!data) {
+      // An event too large to be parsed whole on its way in is only known to open and close as an object: one that is
+      // not JSON could be a call item a lenient client reads, so it is not passed on unread.
+      if (frame.split('\n').some((l) => l.startsWith('data:'))) throw new AgentgwError('upstream_bad_response', 'The provider sent a stream event that is not valid JSON.', { retryable: true });
+      return frame;
+    }
     // Numbering goes on from the upstream's first event, whether it is sent at once or held.
     if (this.next === null && typeof data.sequence_number === 'number') this.next = data.sequence_number;
     const index = typeof data.output_index === 'number' ? data.output_index : null;

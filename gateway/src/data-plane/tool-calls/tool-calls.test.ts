@@ -301,3 +301,32 @@ describe('offered tools', () => {
     expect(withoutDeniedTools(body, denyHosted, 'responses')).toEqual({ model: 'm', tools: [{ type: 'function', name: 'read' }] });
   });
 });
+
+describe('responses: a call item in a frame the fast path or JSON.parse cannot read', () => {
+  const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'deny_exec', arguments: '' };
+  const done = { ...call, arguments: '{}', status: 'completed' };
+  /** The call's name, as a client would read it from what was sent (a lenient parser: NaN is a number to it). */
+  const sentCalls = (out: string) =>
+    sseFrames(out)
+      .map((f) => JSON.parse(f.split('\n').find((l) => l.startsWith('data:'))!.slice(5).replaceAll('NaN', 'null')) as { item?: { type?: string; name?: string } })
+      .filter((d) => d.item?.type === 'function_call')
+      .map((d) => d.item!.name);
+
+  it('a type written with \\u escapes is read as the client reads it, in the first event and later ones', async () => {
+    const escaped = (seq: number, type: string, o: Record<string, unknown>) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type: 'response.in_progress', sequence_number: seq, ...o }).replace(`"sequence_number":${seq}`, `"sequence_number":${seq},"type":"${type.replace('.added', '\\u002eadded').replace('.done', '\\u002edone')}"`)}\n\n`;
+    for (const before of [[], [ev('response.created', { sequence_number: 0, response: { id: 'r' } })]]) {
+      const n = before.length;
+      const frames = [...before, escaped(n, 'response.output_item.added', { output_index: 0, item: call }), escaped(n + 1, 'response.output_item.done', { output_index: 0, item: done })];
+      const out = await relay(frames, new ResponsesToolFilter(new ToolGate(rules)), '');
+      expect(sentCalls(out)).toEqual([]);
+      expect(out).toContain(refusal('deny_exec'));
+    }
+  });
+
+  it('an event that is not valid JSON fails the stream instead of passing unread', async () => {
+    const bad = (type: string, o: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...o, pad: 'x'.repeat(5000) }).replace('"pad"', '"n":NaN,"pad"')}\n\n`;
+    const frames = [ev('response.created', { sequence_number: 0, response: { id: 'r' } }), bad('response.output_item.added', { sequence_number: 1, output_index: 0, item: call }), bad('response.output_item.done', { sequence_number: 2, output_index: 0, item: done })];
+    await expect(relay(frames, new ResponsesToolFilter(new ToolGate(rules)), '')).rejects.toMatchObject({ code: 'upstream_bad_response' });
+  });
+});
