@@ -47,6 +47,11 @@ export class OpenAIFrameTranslator implements FrameTranslator {
     }
     this.events++;
     if (event.event === 'error' || data.startsWith('{"error"')) throw this.failure(data);
+    if (this.head !== undefined && isPlainContentChunk(data)) {
+      // Most chunks of a long answer: whole JSON by the pattern itself, and nothing in it to read but its choice.
+      this.streamed.add(0);
+      return `data: ${data}\n\n`;
+    }
     const chunk = parseEventObject<Chunk>(this.identity, data);
     if (chunk.error) throw this.failure(data);
     this.head ??= { id: chunk.id!, created: chunk.created!, model: chunk.model! };
@@ -100,6 +105,24 @@ export class OpenAIFrameTranslator implements FrameTranslator {
     const detail = sanitizeUpstreamMessage(this.identity, extractUpstreamMessage(data).message);
     return new AgentgwError('upstream_unavailable', `Provider "${this.identity.name}" failed mid-stream${detail ? `: ${detail}` : '.'}`);
   }
+}
+
+/** A JSON string: no raw control character, only JSON's escapes. */
+const JSON_STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
+/**
+ * A content delta of choice 0 exactly as OpenAI writes it (the recorded layout: no spaces, members in this order,
+ * optional ones optional), nothing else: no finish_reason, no usage, no tool call, no error. What matches is valid JSON.
+ */
+const PLAIN_CONTENT_CHUNK = new RegExp(
+  String.raw`^\{"id":${JSON_STRING},"object":"chat\.completion\.chunk","created":(?:0|[1-9]\d{0,14}),"model":${JSON_STRING},` +
+    String.raw`(?:"service_tier":(?:${JSON_STRING}|null),)?(?:"system_fingerprint":(?:${JSON_STRING}|null),)?` +
+    String.raw`"choices":\[\{"index":0,"delta":\{"content":${JSON_STRING}\},(?:"logprobs":null,)?"finish_reason":null\}\]` +
+    String.raw`(?:,"usage":null)?(?:,"obfuscation":${JSON_STRING})?\}$`,
+);
+
+/** True for a chunk in OpenAI's layout that only streams text of choice 0 (see PLAIN_CONTENT_CHUNK): it needs no parse. */
+export function isPlainContentChunk(data: string): boolean {
+  return data.length < 4096 && PLAIN_CONTENT_CHUNK.test(data);
 }
 
 /** Text a raw chunk streamed to the client (content, tool names, arguments), for estimates. */
