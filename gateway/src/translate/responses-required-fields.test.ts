@@ -91,3 +91,38 @@ describe('the snapshots of one stream (SnapshotFields)', () => {
     expect(fields.frames(frames)).toBe(frames);
   });
 });
+
+describe('SnapshotFields: later events edited as text read as the parsing way writes them', () => {
+  const lacking = without(['top_logprobs', 'safety_identifier']);
+  const first = `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: lacking })}\n\n`;
+  /** One event's data as withSnapshotFields writes it: the response parsed and given what it lacks. */
+  const parsingWay = (frame: string) => {
+    const event = JSON.parse(frame.split('\n').find((l) => l.startsWith('data:'))!.slice(5)) as Record<string, unknown>;
+    const r = event.response;
+    if (!frame.includes('"response":{') || typeof r !== 'object' || r === null || Array.isArray(r)) return event;
+    return { ...event, response: withRequiredFields(r as Record<string, unknown>, { top_logprobs: 4 }) ?? r };
+  };
+  const cases: Record<string, string> = {
+    'an event that is not a snapshot, with a "response" object inside': `{"type":"response.output_item.done","sequence_number":1,"output_index":0,"item":{"type":"mcp_list_tools","id":"m","tools":[{"name":"t","input_schema":{"properties":{"response":{"type":"string"}},"x":{}}}]}}`,
+    'an empty response': `{"type":"response.in_progress","sequence_number":1,"response":{}}`,
+    'a response that is not the last member, an object after it': `{"type":"response.in_progress","sequence_number":1,"response":${JSON.stringify(lacking)},"extra":{"a":1}}`,
+    'a lacking key written with an escape': `{"type":"response.in_progress","sequence_number":1,"response":${JSON.stringify(lacking).slice(0, -1)},"top\\u005flogprobs":9}}`,
+    'a snapshot lacking more than the first': `{"type":"response.in_progress","sequence_number":1,"response":${JSON.stringify(without(['top_logprobs', 'safety_identifier', 'usage']))}}`,
+    'a second top-level member of the same name after the response': `{"type":"response.in_progress","sequence_number":1,"response":${JSON.stringify(lacking)},"type":{"a":{}}}`,
+  };
+  for (const [name, data] of Object.entries(cases)) {
+    it(name, () => {
+      const fields = new SnapshotFields({ top_logprobs: 4 });
+      fields.frames(first);
+      const frame = `event: x\ndata: ${data}\n\n`;
+      const out = fields.frames(frame);
+      expect(JSON.parse(out.split('\n')[1]!.slice(5))).toEqual(parsingWay(frame));
+    });
+  }
+
+  it('the first snapshot, with a second member of the same name after its response, is read as the parsing way reads it', () => {
+    const frame = `event: response.created\ndata: {"type":"response.created","response":${JSON.stringify(lacking)},"type":{"a":1}}\n\n`;
+    const out = new SnapshotFields({ top_logprobs: 4 }).frames(frame);
+    expect(JSON.parse(out.split('\n')[1]!.slice(5))).toEqual(parsingWay(frame));
+  });
+});

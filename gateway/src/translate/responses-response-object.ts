@@ -183,14 +183,15 @@ function withSnapshotFields(frame: string, request: ResponsesEcho): string {
  * instructions and tools (often tens of KB), and parsing and writing three of them again cost more than the rest of the
  * request. The first snapshot is parsed: what it lacks is what the stream's snapshots lack (an upstream writes every
  * snapshot of a response with the same fields). Later ones get the same additions as text, before the response's `}`,
- * when none of the lacking keys appears in them; anything else (a key that appears, the response not last in its event,
- * function tools to complete) goes the parsing way.
+ * when a scan of their structure (strings skipped, not parsed) finds the response the last member of the event, its
+ * members named without escapes and lacking exactly what the first lacked; anything else (other keys, an escaped name,
+ * the response not last or not alone of its name, function tools to complete) goes the parsing way.
  */
 export class SnapshotFields {
   /** After the first snapshot: the text added to each (empty when nothing lacks), or null when every snapshot is parsed. */
   private added: string | null | undefined = undefined;
-  /** Matches any of the keys the first snapshot lacked, quoted: one search of a later snapshot instead of one per key. */
-  private mentionsMissing: RegExp | null = null;
+  /** The keys the first snapshot lacked, in the order withRequiredFields adds them. */
+  private missing: readonly string[] = [];
 
   constructor(private readonly request: ResponsesEcho) {}
 
@@ -215,9 +216,9 @@ export class SnapshotFields {
     if (dataAt === -1 || lines.slice(dataAt + 1).some((l) => l.startsWith('data:'))) return frame;
     const line = lines[dataAt]!;
     if (this.added) {
-      const at = this.mentionsMissing!.test(line) ? -1 : innerClosingBrace(line);
-      if (at !== -1) {
-        lines[dataAt] = line.slice(0, at) + this.added + line.slice(at);
+      const shape = responseMembers(line);
+      if (shape !== null && sameKeys(lackingOf(shape.keys), this.missing)) {
+        lines[dataAt] = line.slice(0, shape.at) + this.added + line.slice(shape.at);
         return lines.join('\n');
       }
       return withSnapshotFields(frame, this.request);
@@ -236,7 +237,7 @@ export class SnapshotFields {
     const keys = Object.keys(event);
     const responseKeys = Object.keys(response);
     const toolsChanged = filled !== null && filled.tools !== (response as Record<string, unknown>).tools;
-    const at = innerClosingBrace(line);
+    const at = responseMembers(line)?.at ?? -1;
     if (toolsChanged || keys[keys.length - 1] !== 'response' || keys.some(isIndexKey) || responseKeys.length === 0 || at === -1) {
       this.added = null;
       if (!filled) return frame;
@@ -246,14 +247,10 @@ export class SnapshotFields {
     const missing = filled ? Object.keys(filled).slice(responseKeys.length) : [];
     this.added = missing.map((k) => `,${JSON.stringify(k)}:${JSON.stringify(filled![k])}`).join('');
     if (!this.added) return frame;
-    this.mentionsMissing = new RegExp(`"(?:${missing.map(escapeRegExp).join('|')})"`);
+    this.missing = missing;
     lines[dataAt] = line.slice(0, at) + this.added + line.slice(at);
     return lines.join('\n');
   }
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** An integer-like key, which JSON.parse puts first whatever its place in the text. */
@@ -261,14 +258,89 @@ function isIndexKey(k: string): boolean {
   return /^(0|[1-9]\d*)$/.test(k);
 }
 
-/** In `data: {... "response": {...}}`, the index of the response's `}` (the last member's last brace), else -1. */
-function innerClosingBrace(line: string): number {
-  let j = line.length - 1;
-  while (j >= 0 && isJsonSpace(line.charCodeAt(j))) j--;
-  if (line.charCodeAt(j) !== 0x7d) return -1;
-  j--;
-  while (j >= 0 && isJsonSpace(line.charCodeAt(j))) j--;
-  return line.charCodeAt(j) === 0x7d ? j : -1;
+/** The required keys not among `keys`, in the order withRequiredFields adds them. */
+function lackingOf(keys: ReadonlySet<string>): string[] {
+  return REQUIRED_RESPONSE_FIELDS.filter((k) => !keys.has(k));
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((k, i) => k === b[i]);
+}
+
+/**
+ * In `data: {...,"response":{...}}`: the index of the response's closing `}` and its members' names, when the response
+ * is a non-empty object, the event's last member and its only one of that name, and no name of the event or of the
+ * response is written with an escape; else null. Strings are skipped with indexOf, not read; nothing is parsed.
+ */
+function responseMembers(line: string): { at: number; keys: Set<string> } | null {
+  let i = 5;
+  while (i < line.length && isJsonSpace(line.charCodeAt(i))) i++;
+  if (line.charCodeAt(i) !== 0x7b) return null;
+  /** Per open container: true for an object. */
+  const objects: boolean[] = [];
+  let keyNext = false;
+  let inResponse = false;
+  let responseNext = false;
+  let seenResponse = false;
+  const keys = new Set<string>();
+  for (; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(line, i);
+      if (end === -1) return null;
+      const depth = objects.length;
+      if (keyNext && (depth === 1 || (depth === 2 && inResponse))) {
+        const key = line.slice(i + 1, end);
+        if (key.includes('\\')) return null;
+        if (depth === 2) keys.add(key);
+        else if (seenResponse) return null;
+        else if (key === 'response') responseNext = seenResponse = true;
+      } else if (responseNext) return null;
+      keyNext = false;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (responseNext) {
+        if (c !== 0x7b) return null;
+        inResponse = true;
+        responseNext = false;
+      }
+      objects.push(c === 0x7b);
+      keyNext = c === 0x7b;
+    } else if (c === 0x7d || c === 0x5d) {
+      objects.pop();
+      keyNext = false;
+      if (inResponse && objects.length === 1) {
+        if (keys.size === 0) return null;
+        // Nothing after the response but the event's closing brace.
+        let j = i + 1;
+        while (j < line.length && isJsonSpace(line.charCodeAt(j))) j++;
+        if (line.charCodeAt(j) !== 0x7d) return null;
+        j++;
+        while (j < line.length && isJsonSpace(line.charCodeAt(j))) j++;
+        return j === line.length ? { at: i, keys } : null;
+      }
+      if (objects.length === 0) return null;
+    } else if (c === 0x2c) {
+      keyNext = objects[objects.length - 1] === true;
+    } else if (responseNext && !isJsonSpace(c) && c !== 0x3a) {
+      // The response is a number, true, false or null.
+      return null;
+    }
+  }
+  return null;
+}
+
+/** The index of the `"` that closes the string opening at `from`, else -1. */
+function stringEnd(line: string, from: number): number {
+  let at = from + 1;
+  for (;;) {
+    const q = line.indexOf('"', at);
+    if (q === -1) return -1;
+    let backslashes = 0;
+    while (line.charCodeAt(q - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return q;
+    at = q + 1;
+  }
 }
 
 function isJsonSpace(c: number): boolean {
