@@ -1,6 +1,8 @@
 // Requests of the 2026-07-28 revision (no session) beside sessions' requests on the same upstream connection: what an
 // upstream asks while it runs a stateless call (sampling, elicitation) never reaches another agent's client, and that
 // client's answer never reaches the upstream for it.
+import { type AddressInfo } from 'node:net';
+import { createServer, request, type Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -8,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { type ConformanceUpstream, startConformanceUpstream } from './__fixtures__/conformance-upstream.js';
+import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
 const REVISION = '2026-07-28';
 const text = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('');
@@ -89,4 +92,97 @@ describe('2026-07-28 calls beside sessions on one upstream connection', () => {
     // The upstream hears that this client cannot be asked, and the call still answers.
     expect(globex).toMatch(/^Sampling not supported or error: /);
   }, 30_000);
+});
+
+describe("2026-07-28 calls with an agent's own upstream credentials", () => {
+  let web: HttpMcpFixture;
+  let proxy: Server;
+  let gw: TestGateway;
+  const keys: Record<string, string> = {};
+  /** The tools/call requests the upstream received: the query asked, with the Authorization it came with. */
+  const calls: Array<{ query: string; authorization: string | undefined }> = [];
+  /** Every JSON-RPC method the upstream received. */
+  const methods: string[] = [];
+
+  beforeAll(async () => {
+    web = await startHttpMcpServer();
+    // In front of the upstream, a relay that notes which credentials each tool call arrives with.
+    const target = new URL(web.url);
+    proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        try {
+          const msg = JSON.parse(body.toString()) as { method?: string; params?: { arguments?: { query?: string } } };
+          if (msg.method) methods.push(msg.method);
+          if (msg.method === 'tools/call') calls.push({ query: String(msg.params?.arguments?.query), authorization: req.headers.authorization });
+        } catch {
+          // a GET or an empty body
+        }
+        const out = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        });
+        out.on('error', () => res.destroy());
+        out.end(body);
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`;
+    gw = await startTestGateway({ config: { mcp_servers: { web: { url, headers: { Authorization: 'Bearer server-static' }, timeout_ms: 5_000 } } } });
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+    for (const n of ['a', 'b']) {
+      const agent = await call('POST', '/agents', { name: `agent-${n}`, tenant_id: 'acme' });
+      keys[n] = agent.api_key;
+      if (n === 'a') await call('PUT', `/agents/${agent.id}/mcp-credentials/web`, { headers: { Authorization: 'Bearer agent-a-own-token' } });
+    }
+  });
+  afterAll(async () => {
+    await gw?.close();
+    proxy?.closeAllConnections();
+    await new Promise((r) => proxy?.close(r));
+    await web?.close();
+  });
+
+  test("each agent's calls reach the upstream with its own credentials, the others' with the server's", async () => {
+    const order = ['b1', 'a1', 'b2', 'a2'];
+    await Promise.all(order.map(async (q) => expect(await statelessCall(`${gw.url}/mcp/web`, keys[q[0]!]!, 'search', { query: q })).toBe(`results for ${q}`)));
+    expect(calls.sort((x, y) => x.query.localeCompare(y.query))).toEqual([
+      { query: 'a1', authorization: 'Bearer agent-a-own-token' },
+      { query: 'a2', authorization: 'Bearer agent-a-own-token' },
+      { query: 'b1', authorization: 'Bearer server-static' },
+      { query: 'b2', authorization: 'Bearer server-static' },
+    ]);
+  });
+
+  test('a call or a read that has been answered is not cancelled upstream afterwards', async () => {
+    const from = methods.length;
+    expect(await statelessCall(`${gw.url}/mcp/web`, keys.b!, 'search', { query: 'done' })).toBe('results for done');
+    const read = await fetch(`${gw.url}/mcp/web`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.b}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'resources/read', 'mcp-name': 'file:///readme.md' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'file:///readme.md', _meta: { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    });
+    expect(await read.text()).toContain('# Readme');
+    // What the exchange's end may still send arrives within moments.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(methods.slice(from)).toEqual(['tools/call', 'resources/read']);
+  });
+
+  test('a client that leaves while its call runs cancels it upstream', async () => {
+    const from = methods.length;
+    const leave = new AbortController();
+    const pending = fetch(`${gw.url}/mcp/web`, {
+      method: 'POST',
+      signal: leave.signal,
+      headers: { authorization: `Bearer ${keys.b}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': 'wait' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    }).then((r) => r.text());
+    await expect.poll(() => methods.slice(from)).toContain('tools/call');
+    leave.abort();
+    await pending.catch(() => undefined);
+    await expect.poll(() => methods.slice(from)).toContain('notifications/cancelled');
+  });
 });

@@ -26,6 +26,22 @@ function callerOf(ctx: ServerContext): McpCaller {
   return caller;
 }
 
+/**
+ * Runs an upstream exchange with a signal that follows the request's only until the exchange settles: the SDK aborts a
+ * request's signal when its answer has gone, and an upstream must not hear that as a cancellation of what it answered.
+ */
+async function whileRunning<T>(signal: AbortSignal, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const own = new AbortController();
+  const follow = () => own.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+  try {
+    return await run(own.signal);
+  } finally {
+    signal.removeEventListener('abort', follow);
+  }
+}
+
 /** The revision served here. */
 const REVISION = '2026-07-28';
 
@@ -87,14 +103,14 @@ export class StatelessMcp {
         ask: (req) => Promise.reject(new McpError(ErrorCode.InvalidRequest, `The client does not support ${req.method} (agentgw relays it only to clients in a session, of revisions before ${REVISION}).`)),
         clean: (answer) => fed.cleanForUpstream(caller, answer),
       };
-      return (await withClientChannel(channel, () => fed.callTool(caller, r.params as Any, ctx.mcpReq.signal, onprogress))) as Any;
+      return (await withClientChannel(channel, () => whileRunning(ctx.mcpReq.signal, (signal) => fed.callTool(caller, r.params as Any, signal, onprogress)))) as Any;
     });
     s.setRequestHandler('resources/list', async (_r, ctx) => (await fed.listResources(callerOf(ctx))) as Any);
     s.setRequestHandler('resources/templates/list', async (_r, ctx) => (await fed.listResourceTemplates(callerOf(ctx))) as Any);
-    s.setRequestHandler('resources/read', async (r, ctx) => (await fed.readResource(callerOf(ctx), r.params.uri, ctx.mcpReq.signal)) as Any);
+    s.setRequestHandler('resources/read', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.readResource(callerOf(ctx), r.params.uri, signal))) as Any);
     s.setRequestHandler('prompts/list', async (_r, ctx) => (await fed.listPrompts(callerOf(ctx))) as Any);
-    s.setRequestHandler('prompts/get', async (r, ctx) => (await fed.getPrompt(callerOf(ctx), r.params.name, r.params.arguments as Record<string, string> | undefined, ctx.mcpReq.signal)) as Any);
-    if (offered.completions) s.setRequestHandler('completion/complete', async (r, ctx) => (await fed.complete(callerOf(ctx), r.params as Any, ctx.mcpReq.signal)) as Any);
+    s.setRequestHandler('prompts/get', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.getPrompt(callerOf(ctx), r.params.name, r.params.arguments as Record<string, string> | undefined, signal))) as Any);
+    if (offered.completions) s.setRequestHandler('completion/complete', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.complete(callerOf(ctx), r.params as Any, signal))) as Any);
     return s;
   }
 
