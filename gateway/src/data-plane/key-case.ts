@@ -47,8 +47,15 @@ export function checkKeyCase(body: Json): void {
   walk(body, [], 0);
 }
 
-/** The path of a key as the error names it, from the segments above it: built only for a refusal. */
-const pathOf = (segments: ReadonlyArray<string | number>, key: string) => [...segments, key].join('.');
+/**
+ * The path of a key as the error names it, from the segments above it: built only for a refusal. Dot-joined, except that
+ * an empty path takes the next segment alone (so a member named by the empty string at the top adds nothing).
+ */
+function pathOf(segments: ReadonlyArray<string | number>, key: string): string {
+  let path = '';
+  for (const s of [...segments, key]) path = path === '' ? String(s) : `${path}.${s}`;
+  return path;
+}
 
 function walk(value: unknown, segments: Array<string | number>, depth: number): void {
   if (Array.isArray(value)) {
