@@ -28,6 +28,10 @@ export class AnthropicPassthroughFrames implements FrameTranslator {
   event(event: EventSourceMessage): string | null {
     const data = event.data;
     this.events++;
+    if ((event.event === undefined || event.event === '' || event.event === 'content_block_delta') && isPlainBlockDelta(data)) {
+      // Most events of a long answer: whole JSON by the pattern itself, with nothing in it to read.
+      return `event: content_block_delta\ndata: ${data}\n\n`;
+    }
     const parsed = parseEventObject<{ type?: unknown }>(this.identity, data);
     // An event sent without its name (Bedrock's chunks carry none) is named by its type, as Anthropic SDKs read names.
     const name = event.event || (typeof parsed.type === 'string' ? parsed.type : '');
@@ -72,6 +76,18 @@ export class AnthropicPassthroughFrames implements FrameTranslator {
     if (!this.stopped) throw streamEndedEarly(this.identity, 'message_stop');
     return null;
   }
+}
+
+/** A JSON string: no raw control character, only JSON's escapes. */
+const JSON_STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
+/** A content_block_delta of text, thinking, a signature or tool input, exactly as Anthropic writes it (no spaces, this order). */
+const PLAIN_BLOCK_DELTA = new RegExp(
+  String.raw`^\{"type":"content_block_delta","index":(?:0|[1-9]\d{0,5}),"delta":\{"type":"(?:text_delta","text|thinking_delta","thinking|signature_delta","signature|input_json_delta","partial_json)":${JSON_STRING}\}\}$`,
+);
+
+/** True for a content_block_delta that only streams text (see PLAIN_BLOCK_DELTA): valid JSON, and nothing to read in it. */
+export function isPlainBlockDelta(data: string): boolean {
+  return data.length < 4096 && PLAIN_BLOCK_DELTA.test(data);
 }
 
 /** Text a content_block_delta frame streamed (text, thinking, tool input), for estimates. */
