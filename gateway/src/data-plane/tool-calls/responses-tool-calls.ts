@@ -184,7 +184,7 @@ export class ResponsesToolFilter implements StreamToolFilter {
   }
 }
 
-/** `{"type":"...","sequence_number":N` at the start of a frame's data: N, else undefined (the frame is then parsed). */
+/** `{"type":"...","sequence_number":N` at the start of a frame's data, and no other: N, else undefined (the frame is then parsed). */
 const LEADING_SEQUENCE = /^ ?\{\s*"type"\s*:\s*"[^"\\]*"\s*,\s*"sequence_number"\s*:\s*(0|[1-9]\d{0,15})\s*[,}]/;
 function leadingSequenceNumber(frame: string): number | undefined {
   let at: number;
@@ -195,7 +195,9 @@ function leadingSequenceNumber(frame: string): number | undefined {
     at = line + 6;
   }
   const m = LEADING_SEQUENCE.exec(frame.slice(at, at + 200));
-  return m ? Number(m[1]) : undefined;
+  // A second sequence_number (JSON.parse keeps the last) or a nested one: the frame is parsed.
+  if (!m || frame.includes('"sequence_number"', at + m[0].length)) return undefined;
+  return Number(m[1]);
 }
 
 /** The six events of a message item with one output text. */

@@ -330,3 +330,18 @@ describe('responses: a call item in a frame the fast path or JSON.parse cannot r
     await expect(relay(frames, new ResponsesToolFilter(new ToolGate(rules)), '')).rejects.toMatchObject({ code: 'upstream_bad_response' });
   });
 });
+
+describe('responses: the first event read without parsing', () => {
+  it('numbers on from the sequence_number JSON.parse reads, when the first event has two', async () => {
+    const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'deny_exec', arguments: '' };
+    const created = `event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"r","instructions":"${'i'.repeat(300)}"},"sequence_number":7}\n\n`;
+    const frames = [
+      created,
+      ev('response.output_item.added', { sequence_number: 8, output_index: 0, item: call }),
+      ev('response.output_item.done', { sequence_number: 9, output_index: 0, item: { ...call, arguments: '{}' } }),
+    ];
+    const last = ev('response.completed', { sequence_number: 10, response: { id: 'r', output: [call] } });
+    const got = sseFrames(await relay(frames, new ResponsesToolFilter(new ToolGate(rules)), last)).map((f) => frameData(f)!);
+    expect(got.map((d) => d.sequence_number)).toEqual([7, 8, 9, 10, 11, 12, 13, 14]);
+  });
+});
