@@ -2,7 +2,8 @@ import { describe, expect, test } from 'vitest';
 import { providerIdentity } from '../shared/provider-identity.js';
 import { StreamMeter } from '../shared/stream-meter.js';
 import { PARSED_EVENT_CHARS } from '../shared/upstream-failure.js';
-import { OpenAIResponsesFrames } from './openai-responses-frames.js';
+import fc from 'fast-check';
+import { OpenAIResponsesFrames, isPlainResponsesDelta } from './openai-responses-frames.js';
 
 const identity = providerIdentity('up', 'openai', []);
 const frames = () => new OpenAIResponsesFrames(identity, new StreamMeter(() => 1));
@@ -37,5 +38,46 @@ describe('native Responses events passed on', () => {
     const big = completed.replace('"output":[]', `"output":[],"instructions":"${'i'.repeat(PARSED_EVENT_CHARS * 2)}"`).replace('"status"', '"status" ');
     const broken = big.replace('"usage":', '"usage"');
     expect(() => frames().event({ event: 'response.completed', data: broken, id: undefined })).toThrow(expect.objectContaining({ code: 'upstream_bad_response' }));
+  });
+});
+
+describe('delta events passed on without a parse', () => {
+  const delta = (type: string, text: string, o: { index?: 'content_index' | 'summary_index'; logprobs?: boolean; obfuscation?: string } = {}) =>
+    `{"type":"response.${type}.delta","sequence_number":12,"item_id":"msg_1","output_index":0${o.index ? `,"${o.index}":0` : ''},"delta":${JSON.stringify(text)}` +
+    `${o.logprobs ? ',"logprobs":[]' : ''}${o.obfuscation !== undefined ? `,"obfuscation":${JSON.stringify(o.obfuscation)}` : ''}}`;
+
+  test('every delta in OpenAI\'s layout is recognised, whatever its text, and is valid JSON', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('output_text', 'function_call_arguments', 'custom_tool_call_input', 'reasoning_text', 'reasoning_summary_text', 'refusal'),
+        fc.string({ unit: 'binary' }),
+        fc.constantFrom(undefined, 'content_index' as const, 'summary_index' as const),
+        fc.boolean(),
+        fc.option(fc.string()),
+        (type, text, index, logprobs, ob) => {
+          const data = delta(type, text, { index, logprobs, obfuscation: ob ?? undefined });
+          expect(isPlainResponsesDelta(data)).toBe(true);
+          expect(JSON.parse(data).delta).toBe(text);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  test('what it recognises always parses: mutated deltas', () => {
+    const base = delta('output_text', 'say "hi"\n', { index: 'content_index', logprobs: true });
+    fc.assert(
+      fc.property(fc.nat(base.length - 1), fc.nat(8), fc.string({ maxLength: 4 }), (at, cut, insert) => {
+        const data = base.slice(0, at) + insert + base.slice(at + cut);
+        if (isPlainResponsesDelta(data)) expect(() => JSON.parse(data)).not.toThrow();
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test('a delta broken inside still fails the stream', () => {
+    const broken = delta('output_text', 'x').replace('"delta":', '"delta"');
+    expect(isPlainResponsesDelta(broken)).toBe(false);
+    expect(() => frames().event({ event: 'response.output_text.delta', data: broken, id: undefined })).toThrow(expect.objectContaining({ code: 'upstream_bad_response' }));
   });
 });

@@ -19,6 +19,21 @@ const DELTA_EVENTS = new Set([
   'response.reasoning_summary_text.delta',
 ]);
 
+/** A JSON string: no raw control character, only JSON's escapes. */
+const JSON_STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
+const JSON_INT = String.raw`(?:0|[1-9]\d{0,15})`;
+/** A delta event (text, arguments, reasoning, refusal, tool input) exactly as OpenAI writes it: no spaces, this order. */
+const PLAIN_DELTA = new RegExp(
+  String.raw`^\{"type":"response\.(?:output_text|function_call_arguments|custom_tool_call_input|reasoning_text|reasoning_summary_text|refusal)\.delta",` +
+    String.raw`"sequence_number":${JSON_INT},"item_id":${JSON_STRING},"output_index":${JSON_INT},(?:"(?:content|summary)_index":${JSON_INT},)?` +
+    String.raw`"delta":${JSON_STRING}(?:,"logprobs":\[\])?(?:,"obfuscation":${JSON_STRING})?\}$`,
+);
+
+/** True for a delta event in OpenAI's layout (see PLAIN_DELTA): valid JSON by the pattern itself, so it needs no parse. */
+export function isPlainResponsesDelta(data: string): boolean {
+  return data.length < 4096 && PLAIN_DELTA.test(data);
+}
+
 /** The events this translator reads: the terminal ones and `error`. */
 const READ_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
 
@@ -51,7 +66,7 @@ export class OpenAIResponsesFrames implements FrameTranslator {
     this.events++;
     // A named event that is not read (a delta, a snapshot) needs no parse beyond proving it whole (see checkPassedEvent).
     if (event.event && !READ_EVENTS.has(event.event)) {
-      checkPassedEvent(this.identity, data);
+      if (!isPlainResponsesDelta(data)) checkPassedEvent(this.identity, data);
       return sseFrame(event.event, data);
     }
     const parsed = parseEventObject<{ type?: unknown; response?: unknown }>(this.identity, data);
