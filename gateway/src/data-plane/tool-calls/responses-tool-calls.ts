@@ -102,8 +102,9 @@ export class ResponsesToolFilter implements StreamToolFilter {
   constructor(private readonly gate: ToolGate) {}
 
   push(frame: string): string | Promise<string> {
-    // A frame with a \u escape may spell the call's type (or a second `type`) so that no text search sees it: it is parsed.
-    if (this.held.size === 0 && this.inStep && !frame.includes('"response.output_item.added"') && !frame.includes('\\u')) {
+    // A frame with a \u escape of an ASCII character may spell the call's type (or a second `type`) so that no text search
+    // sees it: it is parsed.
+    if (this.held.size === 0 && this.inStep && !frame.includes('"response.output_item.added"') && !escapesAscii(frame)) {
       if (this.next !== null) {
         if (frame.includes('"sequence_number"')) this.next++;
         return frame;
@@ -182,6 +183,15 @@ export class ResponsesToolFilter implements StreamToolFilter {
     this.held.clear();
     return out;
   }
+}
+
+/** Whether `text` has a `\u00XX` escape of an ASCII character (the only way to write a name's letters other than as themselves). */
+function escapesAscii(text: string): boolean {
+  for (let at = text.indexOf('\\u00'); at !== -1; at = text.indexOf('\\u00', at + 4)) {
+    const c = text.charCodeAt(at + 4);
+    if (c >= 0x30 && c <= 0x37) return true;
+  }
+  return false;
 }
 
 /** `{"type":"...","sequence_number":N` at the start of a frame's data, and no other: N, else undefined (the frame is then parsed). */
