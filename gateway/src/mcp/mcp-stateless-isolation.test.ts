@@ -186,3 +186,61 @@ describe("2026-07-28 calls with an agent's own upstream credentials", () => {
     await expect.poll(() => methods.slice(from)).toContain('notifications/cancelled');
   });
 });
+
+describe('2026-07-28 subscriptions/listen streams', () => {
+  let gw: TestGateway;
+  const keys: Record<string, string> = {};
+  const streams: AbortController[] = [];
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ config: { mcp_servers: {} } });
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    for (const t of ['acme', 'globex']) {
+      await call('POST', '/tenants', { id: t, name: t });
+      keys[t] = (await call('POST', '/agents', { name: `${t}-agent`, tenant_id: t })).api_key;
+    }
+  });
+  afterAll(async () => {
+    for (const s of streams) s.abort();
+    await gw?.close();
+  });
+
+  /** Opens a listen stream; its reader once the acknowledgement has come. */
+  async function listen(key: string): Promise<ReadableStreamDefaultReader<Uint8Array>> {
+    const stop = new AbortController();
+    streams.push(stop);
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      signal: stop.signal,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'subscriptions/listen' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('notifications/subscriptions/acknowledged');
+    return reader;
+  }
+
+  /** Whether the stream ends within the time (anything it still carries is read and dropped). */
+  async function ends(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<boolean> {
+    const deadline = new Promise<false>((r) => setTimeout(() => r(false), ms));
+    const end = (async () => {
+      for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) return true;
+    })();
+    return Promise.race([end, deadline]);
+  }
+
+  test("one agent's streams are bounded: a new one beyond its share ends its oldest, and another tenant's still opens", async () => {
+    const mine = [];
+    for (let i = 0; i < 17; i++) mine.push(await listen(keys.acme!));
+    expect(await ends(mine[0]!, 2_000)).toBe(true);
+    expect(await ends(mine[16]!, 300)).toBe(false);
+    expect(await ends(await listen(keys.globex!), 300)).toBe(false);
+  });
+});

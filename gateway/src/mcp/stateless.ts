@@ -42,6 +42,13 @@ async function whileRunning<T>(signal: AbortSignal, run: (signal: AbortSignal) =
   }
 }
 
+/**
+ * subscriptions/listen streams this node holds open, and for one agent: a new one beyond either ends the oldest (as
+ * sessions are pushed out), so that no agent can take every stream of the node from the others.
+ */
+const MAX_LISTENS = 1024;
+const MAX_LISTENS_PER_AGENT = 16;
+
 /** The revision served here. */
 const REVISION = '2026-07-28';
 
@@ -50,9 +57,15 @@ const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-e
 
 export class StatelessMcp {
   private readonly handler: McpHttpHandler;
+  /** The listen streams open, oldest first: how each is ended, and whose it is. */
+  private readonly listens = new Map<AbortController, string>();
 
   constructor(private readonly federation: () => Promise<Federation>) {
-    this.handler = createMcpHandler((ctx) => this.server(ctx.authInfo?.extra?.caller as McpCaller | undefined), { legacy: 'reject' });
+    this.handler = createMcpHandler((ctx) => this.server(ctx.authInfo?.extra?.caller as McpCaller | undefined), {
+      legacy: 'reject',
+      // The bound is this class's (oldest first, per agent); the SDK's own, which refuses, is never the one reached.
+      maxSubscriptions: MAX_LISTENS * 2,
+    });
   }
 
   /**
@@ -121,18 +134,47 @@ export class StatelessMcp {
   async serve(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Pick<McpCaller, 'agent' | 'headerPolicyId' | 'scope'>, named: string | undefined): Promise<void> {
     const id = newRequestId();
     const full: McpCaller = { ...caller, traceId: named ?? id, sessionId: id };
+    const abort = new AbortController();
+    const gone = () => abort.abort();
+    res.once('close', gone);
+    const listen = (body as { method?: unknown }).method === 'subscriptions/listen';
+    if (listen) this.admitListen(full.agent.id, abort);
+    try {
+      await this.answer(req, res, body, full, abort.signal);
+    } finally {
+      res.off('close', gone);
+      if (listen) this.listens.delete(abort);
+    }
+  }
+
+  /** Makes room for a new listen stream of the agent: its oldest beyond its share, the node's oldest beyond the node's. */
+  private admitListen(agentId: string, abort: AbortController): void {
+    let mine = 0;
+    let oldestMine: AbortController | undefined;
+    for (const [stream, owner] of this.listens) {
+      if (owner !== agentId) continue;
+      oldestMine ??= stream;
+      mine++;
+    }
+    if (oldestMine && mine >= MAX_LISTENS_PER_AGENT) this.endListen(oldestMine);
+    if (this.listens.size >= MAX_LISTENS) this.endListen(this.listens.keys().next().value!);
+    this.listens.set(abort, agentId);
+  }
+
+  private endListen(stream: AbortController): void {
+    this.listens.delete(stream);
+    stream.abort();
+  }
+
+  private async answer(req: IncomingMessage, res: ServerResponse, body: unknown, full: McpCaller, signal: AbortSignal): Promise<void> {
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || HOP_HEADERS.has(name)) continue;
       for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
     }
-    const abort = new AbortController();
-    const gone = () => abort.abort();
-    res.once('close', gone);
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/mcp'}`, { method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal });
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/mcp'}`, { method: 'POST', headers, body: JSON.stringify(body), signal });
     const response = await this.handler.fetch(request, { parsedBody: body, authInfo: { token: '', clientId: full.agent.id, scopes: [], extra: { caller: full } } });
     await pipe(response, res);
-    res.off('close', gone);
   }
 
   /** Ends the exchanges in flight (streams included). */
