@@ -45,6 +45,11 @@ const PRICE_META_KEY = 'agentgw/price_usd';
 export class Federation {
   private readonly plans: GenerationCache<EffectivePolicy>;
   private readonly deps: ToolCallDeps;
+  /**
+   * Tool calls of requests without a session (the 2026-07-28 revision) in flight, by server: what the server logs
+   * meanwhile may be theirs, so it is not handed to sessions that are only listening.
+   */
+  readonly sessionlessCalls = new Map<string, number>();
   /** Servers already waited for once on this node: a server that hangs holds one initialize (or rebuild), not each. */
   private readonly waitedFor = new Set<string>();
 

@@ -5,7 +5,7 @@ import { type AddressInfo } from 'node:net';
 import { createServer, request, type Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type CallToolResult, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
@@ -169,6 +169,23 @@ describe("2026-07-28 calls with an agent's own upstream credentials", () => {
     // What the exchange's end may still send arrives within moments.
     await new Promise((r) => setTimeout(r, 300));
     expect(methods.slice(from)).toEqual(['tools/call', 'resources/read']);
+  });
+
+  test("what the upstream logs while it runs an agent's stateless call is not sent to another agent's session", async () => {
+    const heard: string[] = [];
+    const other = new Client({ name: 'listener', version: '1.0.0' });
+    other.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void heard.push(String(n.params.data)));
+    await other.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/web`), { requestInit: { headers: { authorization: `Bearer ${keys.b}` } } }));
+    try {
+      // The session's own call: its log reaches it (its notification stream is open from here on).
+      expect(text(await other.callTool({ name: 'progress', arguments: { steps: 1 } }))).toBe('done');
+      await expect.poll(() => heard).toContain('ran 1 steps');
+      expect(await statelessCall(`${gw.url}/mcp/web`, keys.a!, 'progress', { steps: 3 })).toBe('done');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(heard).not.toContain('ran 3 steps');
+    } finally {
+      await other.close();
+    }
   });
 
   test('a client that leaves while its call runs cancels it upstream', async () => {

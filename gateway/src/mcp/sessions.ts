@@ -290,6 +290,9 @@ export class Sessions implements SessionOwner {
       if ([...p.calls.values()].includes(server)) calling.push(s);
       else if (s.streams > 0) listening.push(s);
     }
+    // Without a session's call to the server, a call of a request without a session may be the one logging: its
+    // messages are not another agent's to read.
+    if (calling.length === 0 && (this.federation.sessionlessCalls.get(server) ?? 0) > 0) return;
     for (const s of calling.length > 0 ? calling : listening) {
       const p = s.protocol!;
       if (this.federation.sees(p.caller!, server)) p.relayLog(server, params, s.logLevel);

@@ -12,6 +12,7 @@ import { newRequestId } from '../http/request-id.js';
 import { VERSION } from '../version.js';
 import { type ClientChannel, withClientChannel } from './client-requests.js';
 import type { Federation } from './federation.js';
+import { namingOf } from './names.js';
 import type { McpCaller } from './tool-call.js';
 
 function one(v: string | string[] | undefined): string | undefined {
@@ -116,7 +117,18 @@ export class StatelessMcp {
         ask: (req) => Promise.reject(new McpError(ErrorCode.InvalidRequest, `The client does not support ${req.method} (agentgw relays it only to clients in a session, of revisions before ${REVISION}).`)),
         clean: (answer) => fed.cleanForUpstream(caller, answer),
       };
-      return (await withClientChannel(channel, () => whileRunning(ctx.mcpReq.signal, (signal) => fed.callTool(caller, r.params as Any, signal, onprogress)))) as Any;
+      // While it runs, what its server logs is not relayed to sessions that are only listening (it may be this call's).
+      const server = namingOf(caller.scope).splitName(r.params.name)?.server;
+      if (server !== undefined) fed.sessionlessCalls.set(server, (fed.sessionlessCalls.get(server) ?? 0) + 1);
+      try {
+        return (await withClientChannel(channel, () => whileRunning(ctx.mcpReq.signal, (signal) => fed.callTool(caller, r.params as Any, signal, onprogress)))) as Any;
+      } finally {
+        if (server !== undefined) {
+          const left = (fed.sessionlessCalls.get(server) ?? 1) - 1;
+          if (left > 0) fed.sessionlessCalls.set(server, left);
+          else fed.sessionlessCalls.delete(server);
+        }
+      }
     });
     s.setRequestHandler('resources/list', async (_r, ctx) => (await fed.listResources(callerOf(ctx))) as Any);
     s.setRequestHandler('resources/templates/list', async (_r, ctx) => (await fed.listResourceTemplates(callerOf(ctx))) as Any);
