@@ -14,11 +14,7 @@ import { type ClientChannel, withClientChannel } from './client-requests.js';
 import type { Federation } from './federation.js';
 import { namingOf } from './names.js';
 import type { McpCaller } from './tool-call.js';
-
-function one(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
-}
-
+import { one, pipe, toWebRequest } from './web-exchange.js';
 
 /** The caller the front authenticated, handed through the SDK as the request's auth info. */
 function callerOf(ctx: ServerContext): McpCaller {
@@ -52,9 +48,6 @@ const MAX_LISTENS_PER_AGENT = 16;
 
 /** The revision served here. */
 const REVISION = '2026-07-28';
-
-/** Headers that describe this hop's connection, not the request. */
-const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
 
 export class StatelessMcp {
   private readonly handler: McpHttpHandler;
@@ -179,12 +172,7 @@ export class StatelessMcp {
   }
 
   private async answer(req: IncomingMessage, res: ServerResponse, body: unknown, full: McpCaller, signal: AbortSignal): Promise<void> {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || HOP_HEADERS.has(name)) continue;
-      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-    }
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/mcp'}`, { method: 'POST', headers, body: JSON.stringify(body), signal });
+    const request = toWebRequest(req, { method: 'POST', body: JSON.stringify(body), signal });
     const response = await this.handler.fetch(request, { parsedBody: body, authInfo: { token: '', clientId: full.agent.id, scopes: [], extra: { caller: full } } });
     await pipe(response, res);
   }
@@ -195,28 +183,3 @@ export class StatelessMcp {
   }
 }
 
-/** Writes the SDK's answer (JSON, or an SSE stream until it ends or the client leaves). */
-async function pipe(response: Response, res: ServerResponse): Promise<void> {
-  const headers: Record<string, string[]> = {};
-  response.headers.forEach((v, k) => void (headers[k] ??= []).push(v));
-  res.writeHead(response.status, headers);
-  if (!response.body) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  const gone = () => void reader.cancel().catch(() => undefined);
-  res.once('close', gone);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) await new Promise<void>((r) => (res.once('drain', r), res.once('close', r)));
-    }
-  } catch {
-    // The client left: nothing more to send.
-  } finally {
-    res.off('close', gone);
-    if (!res.writableEnded) res.end();
-  }
-}
