@@ -44,3 +44,35 @@ export function releaseHeldTarget(ctx: RequestContext): void {
     h.inFlight--;
   }
 }
+
+/** What a request's context starts with; the rest is set along the way (see requestContext). */
+export type RequestContextStart = Omit<RequestContext, 'policy' | 'requestedModel' | 'capturedBody' | 'routeTokens' | 'heldTarget' | 'cleaned'>;
+
+/**
+ * A request's context with every member present from the start, in one order: the code that reads contexts sees one
+ * object shape whatever the dialect or path (members added later, in different orders, would make several).
+ */
+export function requestContext(c: RequestContextStart): RequestContext {
+  return {
+    requestId: c.requestId,
+    traceId: c.traceId,
+    traceFromClient: c.traceFromClient,
+    startedAt: c.startedAt,
+    startedAtIso: c.startedAtIso,
+    agent: c.agent,
+    headerPolicyId: c.headerPolicyId,
+    model: c.model,
+    provider: c.provider,
+    stream: c.stream,
+    operation: c.operation,
+    endpoint: c.endpoint,
+    errorDialect: c.errorDialect,
+    piiTypes: c.piiTypes,
+    policy: undefined,
+    requestedModel: undefined,
+    capturedBody: undefined,
+    routeTokens: undefined,
+    heldTarget: undefined,
+    cleaned: undefined,
+  };
+}

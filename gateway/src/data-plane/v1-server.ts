@@ -21,7 +21,7 @@ import { responses } from './dialects/responses/responses.js';
 import { deleteResponse, getResponse, listInputItems } from './dialects/responses/stored-responses.js';
 import { type Exchange, sendJson } from './exchange.js';
 import { parseReceivedJson } from '../json/parse-received.js';
-import { type RequestContext, releaseHeldTarget } from './request-context.js';
+import { type RequestContext, releaseHeldTarget, requestContext } from './request-context.js';
 
 const TRACE_ID = /^[\x20-\x7e]{1,128}$/;
 const NOT_FOUND =
@@ -205,7 +205,7 @@ export class V1Server {
       }
       const agent = authenticateAgent(apiKey !== undefined ? `Bearer ${apiKey}` : one(h.authorization), this.dp.hasher, this.dp.snapshot, errorDialect === 'anthropic');
       const now = Date.now();
-      ctx = {
+      ctx = requestContext({
         requestId,
         traceId: ids.traceId,
         traceFromClient: named !== undefined,
@@ -220,14 +220,7 @@ export class V1Server {
         endpoint: 'chat.completions',
         errorDialect,
         piiTypes: [],
-        // Every member present from the start: one object shape for every request (members added later would make several).
-        policy: undefined,
-        requestedModel: undefined,
-        capturedBody: undefined,
-        routeTokens: undefined,
-        heldTarget: undefined,
-        cleaned: undefined,
-      };
+      });
       if (agent.suspended) {
         // Right after auth, before header and body validation. Like a stopped trace's, a model call's refusal is a
         // blocked step of its trace (the operator sees the agent kept trying); counting tokens, listing models and

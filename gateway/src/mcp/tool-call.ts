@@ -9,7 +9,7 @@ import type { DataPlane } from '../data-plane/data-plane.js';
 import type { Outcome } from '../data-plane/outcome.js';
 import { toUsageRecord } from '../data-plane/outcome.js';
 import { type ToolCallRecord, ToolGate, toolCallRecord } from '../data-plane/tool-calls/gate.js';
-import type { RequestContext } from '../data-plane/request-context.js';
+import { type RequestContext, requestContext } from '../data-plane/request-context.js';
 import { toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
 import type { Admitting } from '../policy/admitting.js';
@@ -75,7 +75,7 @@ export async function callTool(
   const upstream = split ? deps.upstreams.get(split.server) : undefined;
   // An unknown name is the agent's text: recorded, but at most 256 characters of it.
   const serverTool = split && upstream ? policyToolName(split.server, split.name) : params.name.slice(0, 256);
-  const ctx: RequestContext = {
+  const ctx = requestContext({
     requestId: newRequestId(),
     traceId: caller.traceId,
     traceFromClient: true,
@@ -90,13 +90,7 @@ export async function callTool(
     endpoint: 'mcp',
     errorDialect: 'openai',
     piiTypes: [],
-    policy: undefined,
-    requestedModel: undefined,
-    capturedBody: undefined,
-    routeTokens: undefined,
-    heldTarget: undefined,
-    cleaned: undefined,
-  };
+  });
   const step: Step = { deps, ctx, caller, tool: serverTool, server: upstream?.name ?? 'unknown', metricTool: 'unknown', federated: params.name };
   try {
     // The agent as this snapshot knows it: suspended meanwhile is refused and recorded as a blocked step of its trace;
