@@ -9,6 +9,7 @@ import type { StreamMeter } from '../shared/stream-meter.js';
 import { badUpstreamResponse, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { AnthropicUsage } from './anthropic-api.js';
 import { anthropicPromptUsage, mergeAnthropicPromptCounts } from './convert-anthropic-usage.js';
+import { JSON_STRING, plainEvent } from '../shared/plain-events.js';
 
 export class AnthropicPassthroughFrames implements FrameTranslator {
   private events = 0;
@@ -78,17 +79,13 @@ export class AnthropicPassthroughFrames implements FrameTranslator {
   }
 }
 
-/** A JSON string: no raw control character, only JSON's escapes. */
-const JSON_STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
 /** A content_block_delta of text, thinking, a signature or tool input, exactly as Anthropic writes it (no spaces, this order). */
 const PLAIN_BLOCK_DELTA = new RegExp(
   String.raw`^\{"type":"content_block_delta","index":(?:0|[1-9]\d{0,5}),"delta":\{"type":"(?:text_delta","text|thinking_delta","thinking|signature_delta","signature|input_json_delta","partial_json)":${JSON_STRING}\}\}$`,
 );
 
 /** True for a content_block_delta that only streams text (see PLAIN_BLOCK_DELTA): valid JSON, and nothing to read in it. */
-export function isPlainBlockDelta(data: string): boolean {
-  return data.length < 4096 && PLAIN_BLOCK_DELTA.test(data);
-}
+export const isPlainBlockDelta = plainEvent(PLAIN_BLOCK_DELTA);
 
 /** Text a content_block_delta frame streamed (text, thinking, tool input), for estimates. */
 export function anthropicDeltaText(frame: string): string {

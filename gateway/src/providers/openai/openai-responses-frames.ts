@@ -8,6 +8,7 @@ import { extractUpstreamMessage, sanitizeUpstreamMessage } from '../shared/sanit
 import type { StreamMeter } from '../shared/stream-meter.js';
 import { badUpstreamResponse, checkPassedEvent, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import { fromResponse } from './openai-responses-usage.js';
+import { JSON_INT, JSON_STRING, plainEvent } from '../shared/plain-events.js';
 
 /** Events whose `delta` is text the model produced: counted for an estimate when the upstream reports no usage. */
 const DELTA_EVENTS = new Set([
@@ -19,9 +20,6 @@ const DELTA_EVENTS = new Set([
   'response.reasoning_summary_text.delta',
 ]);
 
-/** A JSON string: no raw control character, only JSON's escapes. */
-const JSON_STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
-const JSON_INT = String.raw`(?:0|[1-9]\d{0,15})`;
 /** A delta event (text, arguments, reasoning, refusal, tool input) exactly as OpenAI writes it: no spaces, this order. */
 const PLAIN_DELTA = new RegExp(
   String.raw`^\{"type":"response\.(?:output_text|function_call_arguments|custom_tool_call_input|reasoning_text|reasoning_summary_text|refusal)\.delta",` +
@@ -30,9 +28,7 @@ const PLAIN_DELTA = new RegExp(
 );
 
 /** True for a delta event in OpenAI's layout (see PLAIN_DELTA): valid JSON by the pattern itself, so it needs no parse. */
-export function isPlainResponsesDelta(data: string): boolean {
-  return data.length < 4096 && PLAIN_DELTA.test(data);
-}
+export const isPlainResponsesDelta = plainEvent(PLAIN_DELTA);
 
 /** The events this translator reads: the terminal ones and `error`. */
 const READ_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);

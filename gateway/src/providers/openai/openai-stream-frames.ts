@@ -9,6 +9,7 @@ import type { FrameTranslator } from '../shared/frame-stream.js';
 import type { StreamMeter } from '../shared/stream-meter.js';
 import { badUpstreamResponse, parseEventObject, streamEndedEarly } from '../shared/upstream-failure.js';
 import type { EventSourceMessage } from 'eventsource-parser';
+import { JSON_STRING, plainEvent } from '../shared/plain-events.js';
 
 type Chunk = Partial<OpenAIChatCompletionChunk> & { x_groq?: { usage?: unknown }; error?: unknown };
 
@@ -107,8 +108,6 @@ export class OpenAIFrameTranslator implements FrameTranslator {
   }
 }
 
-/** A JSON string: no raw control character, only JSON's escapes. */
-const JSON_STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
 /**
  * A content delta of choice 0 exactly as OpenAI writes it (the recorded layout: no spaces, members in this order,
  * optional ones optional), nothing else: no finish_reason, no usage, no tool call, no error. What matches is valid JSON.
@@ -121,9 +120,7 @@ const PLAIN_CONTENT_CHUNK = new RegExp(
 );
 
 /** True for a chunk in OpenAI's layout that only streams text of choice 0 (see PLAIN_CONTENT_CHUNK): it needs no parse. */
-export function isPlainContentChunk(data: string): boolean {
-  return data.length < 4096 && PLAIN_CONTENT_CHUNK.test(data);
-}
+export const isPlainContentChunk = plainEvent(PLAIN_CONTENT_CHUNK);
 
 /** Text a raw chunk streamed to the client (content, tool names, arguments), for estimates. */
 export function openAIChunkText(raw: string): string {
