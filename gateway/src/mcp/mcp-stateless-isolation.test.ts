@@ -2,7 +2,7 @@
 // upstream asks while it runs a stateless call (sampling, elicitation) never reaches another agent's client, and that
 // client's answer never reaches the upstream for it.
 import { type AddressInfo } from 'node:net';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -14,6 +14,36 @@ import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp
 
 const REVISION = '2026-07-28';
 const text = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('');
+
+/**
+ * An HTTP relay in front of `target`: `answer` sees each request (its JSON body parsed, when it has one) and may answer
+ * it itself (returns true), else it goes on to the target as it came.
+ */
+async function relay(target: string, answer: (req: IncomingMessage, msg: { method?: string; params?: Record<string, unknown> } | undefined, res: ServerResponse) => boolean): Promise<{ url: string; server: Server }> {
+  const to = new URL(target);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      let msg;
+      try {
+        msg = JSON.parse(body.toString()) as { method?: string; params?: Record<string, unknown> };
+      } catch {
+        // a GET or an empty body
+      }
+      if (answer(req, msg, res)) return;
+      const out = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: { ...req.headers, host: to.host } }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      out.on('error', () => res.destroy());
+      out.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${to.pathname}`, server };
+}
 
 /** One tools/call of the revision, without a session; the result's text. */
 async function statelessCall(url: string, key: string, name: string, args: Record<string, unknown>): Promise<string> {
@@ -42,13 +72,21 @@ async function statelessCall(url: string, key: string, name: string, args: Recor
 
 describe('2026-07-28 calls beside sessions on one upstream connection', () => {
   let upstream: ConformanceUpstream;
+  let sessionsOnly: Server;
   let gw: TestGateway;
   const keys: Record<string, string> = {};
   const clients: Client[] = [];
 
   beforeAll(async () => {
     upstream = await startConformanceUpstream();
-    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000 } } } });
+    // Reached as a server of 2025-11-25 only (server/discover is not found): stateless calls share its session connection.
+    const hop = await relay(upstream.url, (_req, msg, res) => {
+      if (msg?.method !== 'server/discover') return false;
+      res.writeHead(404).end();
+      return true;
+    });
+    sessionsOnly = hop.server;
+    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: hop.url, timeout_ms: 10_000 } } } });
     const { call } = adminClient(gw.adminUrl, gw.adminKey);
     await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
     await call('PUT', '/policies/p-acme', { tenant_id: 'acme' });
@@ -60,6 +98,7 @@ describe('2026-07-28 calls beside sessions on one upstream connection', () => {
   afterAll(async () => {
     for (const c of clients) await c.close().catch(() => undefined);
     await gw?.close();
+    await new Promise<void>((r) => (sessionsOnly ? sessionsOnly.close(() => r()) : r()));
     await upstream?.close();
   });
 
@@ -107,29 +146,13 @@ describe("2026-07-28 calls with an agent's own upstream credentials", () => {
   beforeAll(async () => {
     web = await startHttpMcpServer();
     // In front of the upstream, a relay that notes which credentials each tool call arrives with.
-    const target = new URL(web.url);
-    proxy = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        try {
-          const msg = JSON.parse(body.toString()) as { method?: string; params?: { arguments?: { query?: string } } };
-          if (msg.method) methods.push(msg.method);
-          if (msg.method === 'tools/call') calls.push({ query: String(msg.params?.arguments?.query), authorization: req.headers.authorization });
-        } catch {
-          // a GET or an empty body
-        }
-        const out = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-          res.writeHead(r.statusCode ?? 502, r.headers);
-          r.pipe(res);
-        });
-        out.on('error', () => res.destroy());
-        out.end(body);
-      });
+    const hop = await relay(web.url, (req, msg) => {
+      if (msg?.method) methods.push(msg.method);
+      if (msg?.method === 'tools/call') calls.push({ query: String((msg.params?.arguments as { query?: string } | undefined)?.query), authorization: req.headers.authorization });
+      return false;
     });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`;
+    proxy = hop.server;
+    const url = hop.url;
     gw = await startTestGateway({ config: { mcp_servers: { web: { url, headers: { Authorization: 'Bearer server-static' }, timeout_ms: 5_000 } } } });
     const { call } = adminClient(gw.adminUrl, gw.adminKey);
     await call('POST', '/tenants', { id: 'acme', name: 'Acme' });

@@ -18,8 +18,8 @@ export function refusedRequest(err: AgentgwError): McpError {
   return new McpError(code, err.message, { [ERROR_META_KEY]: { type: err.type, code: err.code } });
 }
 
-/** CONTRACT: an unknown tool (or prompt, or resource) is JSON-RPC error -32602. */
+/** CONTRACT: an unknown tool (or prompt, or resource) is JSON-RPC error -32602; a resource's names the URI asked (SEP-2164). */
 export function unknownName(kind: 'tool' | 'prompt' | 'resource', name: string): McpError {
   const what = kind === 'resource' ? `Unknown resource ${name}: read one that resources/list returns (agentgw://<server>/<uri>).` : `Unknown ${kind} ${name}: call one that ${kind}s/list returns (<server>__<name>).`;
-  return new McpError(ErrorCode.InvalidParams, what);
+  return new McpError(ErrorCode.InvalidParams, what, kind === 'resource' ? { uri: name } : undefined);
 }

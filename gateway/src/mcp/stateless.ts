@@ -7,20 +7,48 @@
 // as to a session's request. Upstreams are reached as for sessions, over their own connections.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, McpError, type ProgressToken } from '@modelcontextprotocol/sdk/types.js';
-import { classifyInboundRequest, createMcpHandler, type McpHttpHandler, Server, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  classifyInboundRequest,
+  createMcpHandler,
+  LOG_LEVEL_META_KEY,
+  type McpHttpHandler,
+  Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { newRequestId } from '../http/request-id.js';
 import { VERSION } from '../version.js';
 import { type ClientChannel, withClientChannel } from './client-requests.js';
 import type { Federation } from './federation.js';
 import { namingOf } from './names.js';
 import type { McpCaller } from './tool-call.js';
+import { mcpParamDeclarations, mcpParamMismatch } from './mcp-param-headers.js';
 import { one, pipe, toWebRequest } from './web-exchange.js';
 
-/** The caller the front authenticated, handed through the SDK as the request's auth info. */
+/**
+ * The caller the front authenticated, handed through the SDK as the request's auth info, with what of its request goes
+ * upstream to a server of this revision: its envelope (capabilities, log level), its answers to an input_required
+ * round and that round's state; log messages of the upstream's answer reach it tagged with their server.
+ */
 function callerOf(ctx: ServerContext): McpCaller {
   const caller = ctx.http?.authInfo?.extra?.caller as McpCaller | undefined;
   if (!caller) throw new Error('a stateless /mcp request reached a handler without its caller');
-  return caller;
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  const state = ctx.mcpReq.requestState<unknown>();
+  return {
+    ...caller,
+    modern: {
+      envelope: { capabilities: envelope[CLIENT_CAPABILITIES_META_KEY] ?? {}, logLevel: envelope[LOG_LEVEL_META_KEY] },
+      inputResponses: ctx.mcpReq.inputResponses,
+      requestState: typeof state === 'string' ? state : undefined,
+      relay: (n, server) => {
+        if (n.method !== 'notifications/message' || !n.params) return;
+        const own = typeof n.params.logger === 'string' ? n.params.logger : undefined;
+        const logger = caller.scope !== undefined ? own : own ? `${server}/${own}` : server;
+        void ctx.mcpReq.notify({ method: 'notifications/message', params: { ...n.params, ...(logger !== undefined ? { logger } : {}) } as never }).catch(() => undefined);
+      },
+    },
+  };
 }
 
 /**
@@ -46,6 +74,9 @@ async function whileRunning<T>(signal: AbortSignal, run: (signal: AbortSignal) =
 const MAX_LISTENS = 1024;
 const MAX_LISTENS_PER_AGENT = 16;
 
+/** JSON-RPC error of the revision for request headers that disagree with the body (HeaderMismatch). */
+const HEADER_MISMATCH = -32020;
+
 /** The revision served here. */
 const REVISION = '2026-07-28';
 
@@ -60,6 +91,14 @@ export class StatelessMcp {
       // The bound is this class's (oldest first, per agent); the SDK's own, which refuses, is never the one reached.
       maxSubscriptions: MAX_LISTENS * 2,
     });
+    // What an upstream's lists change to reaches the listen streams (each client lists again, under its policies).
+    void federation().then((fed) => {
+      fed.upstreams.onListChanged = (_server, kind) => {
+        if (kind === 'tools') this.handler.notify.toolsChanged();
+        else if (kind === 'prompts') this.handler.notify.promptsChanged();
+        else this.handler.notify.resourcesChanged();
+      };
+    }, () => undefined);
   }
 
   /**
@@ -143,13 +182,44 @@ export class StatelessMcp {
     const gone = () => abort.abort();
     res.once('close', gone);
     const listen = (body as { method?: unknown }).method === 'subscriptions/listen';
-    if (listen) this.admitListen(full.agent.id, abort);
+    if (await this.refusedParamHeaders(req, res, body, full)) return;
+    if (listen) {
+      this.admitListen(full.agent.id, abort);
+      // The upstreams it hears of are asked once whether they serve this revision, so that their changes are heard.
+      void this.federation().then((fed) => {
+        for (const u of fed.upstreams.all()) if (fed.sees(full, u.name)) void u.modern().catch(() => undefined);
+      }, () => undefined);
+    }
     try {
       await this.answer(req, res, body, full, abort.signal);
     } finally {
       res.off('close', gone);
       if (listen) this.listens.delete(abort);
     }
+  }
+
+  /**
+   * A tools/call whose Mcp-Param-* headers disagree with its arguments (SEP-2243: a header the tool's schema declares,
+   * missing, malformed or saying another value) is refused as the revision says, 400 and -32020, before anything else
+   * reads it: agentgw sends the upstream headers of its own, built from the arguments its checks read.
+   */
+  private async refusedParamHeaders(req: IncomingMessage, res: ServerResponse, body: unknown, caller: McpCaller): Promise<boolean> {
+    const msg = body as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } };
+    if (msg.method !== 'tools/call' || typeof msg.params?.name !== 'string') return false;
+    let tool;
+    try {
+      const fed = await this.federation();
+      tool = await fed.toolDefinition({ ...caller, modern: { envelope: { capabilities: {} } } }, msg.params.name);
+    } catch {
+      // The call itself says why the tool cannot be had.
+      return false;
+    }
+    if (!tool) return false;
+    const mismatch = mcpParamMismatch(mcpParamDeclarations(tool.inputSchema), msg.params.arguments, (name) => one(req.headers[name.toLowerCase()]));
+    if (mismatch === undefined) return false;
+    const error = { code: HEADER_MISMATCH, message: `Bad Request: the request headers and body disagree: ${mismatch}.` };
+    res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id ?? null, error }));
+    return true;
   }
 
   /** Makes room for a new listen stream of the agent: its oldest beyond its share, the node's oldest beyond the node's. */

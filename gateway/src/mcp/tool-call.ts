@@ -29,7 +29,9 @@ import type { McpMetrics } from './mcp-metrics.js';
 import { namingOf, policyToolName } from './names.js';
 import { refusedCall, unknownName } from './refusal.js';
 import type { ToolPins } from './tool-pins.js';
+import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
+import { type ModernCall, type ModernChannel, type ModernNotification, isInputRequired } from './modern-upstream.js';
 
 /** Who sent one /mcp request, as its HTTP request said: the agent, X-Agent-Policy, and the trace it belongs to. */
 export interface McpCaller {
@@ -40,6 +42,11 @@ export interface McpCaller {
   sessionId: string;
   /** The one server the endpoint serves (/mcp/<server>: its own names and URIs), else undefined (/mcp). */
   scope?: string;
+  /**
+   * A request of the 2026-07-28 revision (stateless /mcp): what goes upstream with it when the server serves that
+   * revision too, and where the notifications of its answer go besides progress (log messages).
+   */
+  modern?: ModernCall & { relay?(n: ModernNotification, server: string): void };
 }
 
 export interface ToolCallDeps {
@@ -108,8 +115,11 @@ export async function callTool(
   try {
     if (dp.snapshot.isTraceStopped(ctx.agent.tenant_id, ctx.traceId)) throw traceStoppedError(ctx.traceId);
     if (!split || !upstream) throw unknownName('tool', params.name);
+    // A client of the 2026-07-28 revision reaches a server that serves it over it: its list may hold tools only that
+    // revision has, and its answers may ask the client for input (input_required).
+    const channel = caller.modern ? await upstream.modern() : null;
     // Body validation: the tool must exist upstream (reading its list connects a server on first use).
-    const listed = await upstream.listTools();
+    const listed = channel ? await upstream.listModernTools(channel) : await upstream.listTools();
     const tool = listed.find((t) => t.name === split.name);
     if (!tool) throw unknownName('tool', params.name);
     await deps.pins.ready();
@@ -131,12 +141,26 @@ export async function callTool(
     if (eff.captureBodies) ctx.capturedBody = capture(a.body);
     const args = toolCallArguments(a.body);
     sent = true;
-    const upstreamResult = await upstream.request(
-      // With onprogress the SDK asks the upstream for progress under a token of its own and hands each notification back.
-      (client, options) => client.request({ method: 'tools/call', params: { name: split.name, arguments: args } }, CallToolResultSchema, onprogress ? { ...options, onprogress } : options),
-      signal,
-    );
-    const { result, found } = redactToolResult(eff.policies, naming.toolResult(upstream.name, upstreamResult as CallToolResult));
+    let upstreamResult: CallToolResult;
+    if (channel && caller.modern) {
+      const wire = upstream.modernDefinition(split.name) ?? tool;
+      const answer = await modernCall(upstream, channel, caller.modern, eff, split.name, args, wire.inputSchema, signal, onprogress);
+      if (isInputRequired(answer)) {
+        // A round that asks the client for input costs nothing: the call is charged once, when it completes.
+        await release(dp, a);
+        settled = true;
+        await record(step, { httpStatus: 200, cost: 0 });
+        return answer as CallToolResult;
+      }
+      upstreamResult = answer as CallToolResult;
+    } else {
+      upstreamResult = (await upstream.request(
+        // With onprogress the SDK asks the upstream for progress under a token of its own and hands each notification back.
+        (client, options) => client.request({ method: 'tools/call', params: { name: split.name, arguments: args } }, CallToolResultSchema, onprogress ? { ...options, onprogress } : options),
+        signal,
+      )) as CallToolResult;
+    }
+    const { result, found } = redactToolResult(eff.policies, naming.toolResult(upstream.name, upstreamResult));
     ctx.piiTypes = union(ctx.piiTypes, found);
     // A call costs its price, whatever the tool answered.
     await settle(dp, a, price);
@@ -156,6 +180,50 @@ export async function callTool(
     await record(step, { httpStatus: err.status, error: err });
     return refusedCall(err);
   }
+}
+
+/**
+ * The call over 2026-07-28: the client's envelope (capabilities, log level), its answers to an earlier input_required
+ * round (with the agent's PII rules applied, as to every answer of a client's that reaches an upstream) and the state
+ * that came with them; progress and log notifications of the answer handed on as they come.
+ */
+async function modernCall(
+  upstream: Upstream,
+  channel: ModernChannel,
+  m: NonNullable<McpCaller['modern']>,
+  eff: EffectivePolicy,
+  tool: string,
+  args: Record<string, unknown> | undefined,
+  inputSchema: unknown,
+  signal: AbortSignal | undefined,
+  onprogress: ProgressCallback | undefined,
+): Promise<Record<string, unknown>> {
+  const progressToken = onprogress ? `agentgw-${newRequestId()}` : undefined;
+  return upstream.modernRequest(channel, 'tools/call', {
+    name: tool,
+    arguments: args ?? {},
+    ...retryParams(m, eff),
+    ...(progressToken ? { _meta: { progressToken } } : {}),
+  }, m.envelope, {
+    signal,
+    inputSchema,
+    onnotification: (n) => {
+      if (n.method === 'notifications/progress') {
+        if (progressToken !== undefined && n.params?.progressToken === progressToken && typeof n.params.progress === 'number') {
+          const p = n.params as { progress: number; total?: number; message?: string };
+          onprogress!({ progress: p.progress, ...(typeof p.total === 'number' ? { total: p.total } : {}), ...(typeof p.message === 'string' ? { message: p.message } : {}) });
+        }
+      } else m.relay?.(n, upstream.name);
+    },
+  });
+}
+
+/** A retried request's answers (PII rules applied: the upstream reads them) and state, as they go upstream. */
+export function retryParams(m: ModernCall, eff: EffectivePolicy): Record<string, unknown> {
+  return {
+    ...(m.inputResponses !== undefined ? { inputResponses: redactToolResult(eff.policies, m.inputResponses).result } : {}),
+    ...(m.requestState !== undefined ? { requestState: m.requestState } : {}),
+  };
 }
 
 /** Holds the call for a person (CONTRACT: approvals); refused with tool_denied, naming the approval, unless approved. */

@@ -21,10 +21,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AgentgwError } from '../contract/index.js';
 import { VERSION } from '../version.js';
-import { isStdio, type McpServerConfig } from './mcp-config.js';
+import { isStdio, type McpHttpServerConfig, type McpServerConfig } from './mcp-config.js';
 import { agentCredentialsFor } from './agent-credentials.js';
 import { ClientCredentials, clientCredentialsFetch } from './upstream-oauth.js';
 import { ServerRequestRoutes, outsideClientChannel } from './client-requests.js';
+import { type ModernCall, ModernChannel, type ModernRequestOptions, ModernTransportError } from './modern-upstream.js';
 
 /** What an upstream tells the sessions of this node. */
 export interface UpstreamEvents {
@@ -33,6 +34,8 @@ export interface UpstreamEvents {
   resourceUpdated?(uri: string): void;
   /** The server listed its tools: awaited before they are used (tool pinning records first definitions there). */
   listed?(tools: Tool[]): Promise<void>;
+  /** A list of the server's changed, as told over 2026-07-28 (subscriptions/listen). */
+  listChanged?(kind: 'tools' | 'prompts' | 'resources'): void;
 }
 
 export type UpstreamState = 'idle' | 'connecting' | 'up' | 'down';
@@ -50,6 +53,12 @@ const STABLE_AFTER_MS = 60_000;
 const MAX_AGENT_CONNECTIONS = 256;
 /** Pages of a list read from one upstream at most (a server that pages forever cannot hold a request). */
 const MAX_PAGES = 100;
+/** A server that could not be asked which revisions it serves is asked again after this long (ms). */
+const DISCOVER_RETRY_MS = 5_000;
+/** The longest a tool list read over 2026-07-28 is kept, whatever its ttlMs says (ms). */
+const MAX_LIST_TTL_MS = 60_000;
+/** What agentgw says of itself on the requests it makes for no client (lists it keeps for every agent). */
+const OWN_ENVELOPE: ModernCall['envelope'] = { capabilities: {} };
 
 function backoffMs(failures: number): number {
   return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, failures - 1));
@@ -94,6 +103,14 @@ export class Upstream {
   private toolsLoading: Promise<Tool[]> | null = null;
   /** The tool list as last read, to tell a change (JSON of names, descriptions and schemas). */
   private toolsSignature: string | null = null;
+  /** The server over 2026-07-28 (null: it serves earlier revisions only); undefined: not known yet. */
+  private modernChannel: ModernChannel | null | undefined;
+  private discovering: Promise<ModernChannel | null> | null = null;
+  private discoverAfter = 0;
+  /** The tools as last listed over 2026-07-28, and until when that list holds (its ttlMs). */
+  private modernTools: { tools: Tool[]; until: number } | null = null;
+  /** The last list served to clients of 2026-07-28, and the two lists it was made of. */
+  private merged: { own: Tool[]; modern: Tool[]; tools: Tool[] } | null = null;
 
   constructor(
     readonly name: string,
@@ -395,6 +412,134 @@ export class Upstream {
     return loading;
   }
 
+  /**
+   * The server over the 2026-07-28 revision, when it serves it (asked once with server/discover); null for a stdio
+   * server, one of earlier revisions only, or one that cannot be asked now (its session is used; it fails as it will).
+   */
+  modern(): Promise<ModernChannel | null> {
+    let u: Upstream;
+    try {
+      u = this.via();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (u !== this) return u.modern();
+    if (isStdio(this.config) || this.closed) return Promise.resolve(null);
+    if (this.modernChannel !== undefined) return Promise.resolve(this.modernChannel);
+    if (Date.now() < this.discoverAfter) return Promise.resolve(null);
+    const config = this.config as McpHttpServerConfig;
+    this.discovering ??= (async () => {
+      const channel = new ModernChannel(config.url, config.headers, this.fetch, config.timeout_ms);
+      try {
+        this.modernChannel = (await channel.discover()) ? channel : null;
+        if (this.modernChannel && this.owner === undefined) void this.listenTo(this.modernChannel);
+        return this.modernChannel;
+      } catch {
+        this.discoverAfter = Date.now() + DISCOVER_RETRY_MS;
+        return null;
+      } finally {
+        this.discovering = null;
+      }
+    })();
+    return this.discovering;
+  }
+
+  /**
+   * Holds a subscriptions/listen stream to a server of 2026-07-28 for as long as agentgw runs (opened again after it
+   * ends, with backoff): a tool list that changed is read again at the next use, and each change is told to this node's
+   * listening clients. Only the server's shared connection listens (an agent's own credentials list the same things).
+   */
+  private async listenTo(channel: ModernChannel): Promise<void> {
+    let failures = 0;
+    while (!this.closed) {
+      const opened = Date.now();
+      try {
+        await channel.listen((n) => {
+          const kind = n.method === 'notifications/tools/list_changed' ? 'tools' : n.method === 'notifications/prompts/list_changed' ? 'prompts' : n.method === 'notifications/resources/list_changed' ? 'resources' : undefined;
+          if (kind === undefined) return;
+          if (kind === 'tools') this.modernTools = null;
+          this.events.listChanged?.(kind);
+        }, this.listening.signal);
+      } catch {
+        // Not open now: tried again after the backoff.
+      }
+      if (this.closed) return;
+      failures = Date.now() - opened >= STABLE_AFTER_MS ? 1 : failures + 1;
+      await new Promise<void>((r) => setTimeout(r, backoffMs(failures)).unref());
+    }
+  }
+
+  /** Ends the listen stream when the upstream closes. */
+  private readonly listening = new AbortController();
+
+  /**
+   * One request over 2026-07-28: the server's JSON-RPC errors are thrown as they came, failures to reach it become
+   * upstream_unavailable / upstream_timeout as for a session's requests.
+   */
+  async modernRequest(channel: ModernChannel, method: string, params: Record<string, unknown>, envelope: ModernCall['envelope'], options?: ModernRequestOptions): Promise<Record<string, unknown>> {
+    try {
+      const r = await channel.request(method, params, envelope, options);
+      this.unreachable = false;
+      return r;
+    } catch (e) {
+      if (isUpstreamAnswer(e)) {
+        this.unreachable = false;
+        throw e;
+      }
+      if (options?.signal?.aborted) throw e;
+      this.unreachable = true;
+      this.lastError = e instanceof McpError && e.code === ErrorCode.RequestTimeout ? 'timed out' : e instanceof ModernTransportError && e.status ? `HTTP ${e.status}` : 'request failed';
+      throw upstreamFailure(this.name, e, this.config.timeout_ms);
+    }
+  }
+
+  /**
+   * The tools a client of 2026-07-28 is served: those the server's session lists, as listed there, and those it lists
+   * only over 2026-07-28. One definition per name, so that one pin holds per tool whichever revision lists it (two
+   * SDKs of one server may describe a tool differently, e.g. its schema's dialect). A server without sessions has only
+   * the second.
+   */
+  async listModernTools(channel: ModernChannel): Promise<Tool[]> {
+    const u = this.via();
+    if (u !== this) return u.listModernTools(channel);
+    const [session, modern] = await Promise.allSettled([this.listTools(), this.readModernTools(channel)]);
+    if (modern.status === 'rejected') throw modern.reason;
+    const own = session.status === 'fulfilled' ? session.value : [];
+    if (this.merged?.own === own && this.merged.modern === modern.value) return this.merged.tools;
+    const names = new Set(own.map((t) => t.name));
+    const only = modern.value.filter((t) => !names.has(t.name));
+    const tools = only.length === 0 ? own : [...own, ...only];
+    // Pinned as first seen here: only the tools the session does not list (it pins its own).
+    await this.events.listed?.(only).catch((e: unknown) => this.log?.warn({ mcp_server: this.name, reason: (e as Error).message }, 'MCP tool pins could not be recorded'));
+    this.merged = { own, modern: modern.value, tools };
+    return tools;
+  }
+
+  /** What the server lists over 2026-07-28: kept as long as its ttlMs says (at most a minute). */
+  private async readModernTools(channel: ModernChannel): Promise<Tool[]> {
+    if (this.modernTools && Date.now() < this.modernTools.until) return this.modernTools.tools;
+    const tools: Tool[] = [];
+    let ttl = MAX_LIST_TTL_MS;
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const r = await this.modernRequest(channel, 'tools/list', cursor ? { cursor } : {}, OWN_ENVELOPE);
+      if (!Array.isArray(r.tools)) throw upstreamFailure(this.name, new ModernTransportError('tools/list answered without tools'), this.config.timeout_ms);
+      tools.push(...(r.tools as Tool[]));
+      ttl = Math.min(ttl, typeof r.ttlMs === 'number' && r.ttlMs >= 0 ? r.ttlMs : 0);
+      if (typeof r.nextCursor !== 'string') break;
+      cursor = r.nextCursor;
+    }
+    this.modernTools = { tools, until: Date.now() + ttl };
+    return tools;
+  }
+
+  /** The tool as the server lists it over 2026-07-28 (what it checks a call's Mcp-Param-* headers against), when read. */
+  modernDefinition(name: string): Tool | undefined {
+    const u = this.via(true);
+    if (u !== this) return u.modernDefinition(name);
+    return this.modernTools?.tools.find((t) => t.name === name);
+  }
+
   /** Whether the connected server offers resources / prompts (false when it is not connected). */
   offers(what: 'resources' | 'prompts'): boolean {
     const u = this.via(true);
@@ -404,6 +549,7 @@ export class Upstream {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.listening.abort();
     const own = [...this.byAgent.values()];
     this.byAgent.clear();
     await Promise.all(own.map((o) => o.upstream.close()));

@@ -13,13 +13,20 @@ export class Upstreams {
   onResourceUpdated: ((server: string, uri: string) => void) | undefined;
   /** Awaited when a server listed its tools, before they are used (tool pinning). */
   onListed: ((server: string, tools: Tool[]) => Promise<void>) | undefined;
+  /** Where a server's list changes go for clients of 2026-07-28 (their subscriptions/listen streams). */
+  onListChanged: ((server: string, kind: 'tools' | 'prompts' | 'resources') => void) | undefined;
 
   constructor(configs: McpServersConfig, log?: UpstreamLog) {
     for (const [name, config] of Object.entries(configs)) {
-      this.byName.set(name, new Upstream(name, config, () => this.version++, log, {
+      const toolsChanged = () => {
+        this.version++;
+        this.onListChanged?.(name, 'tools');
+      };
+      this.byName.set(name, new Upstream(name, config, toolsChanged, log, {
           log: (params) => this.onLog?.(name, params),
           resourceUpdated: (uri) => this.onResourceUpdated?.(name, uri),
           listed: async (tools) => this.onListed?.(name, tools),
+          listChanged: (kind) => (kind === 'tools' ? toolsChanged() : this.onListChanged?.(name, kind)),
         }),);
     }
   }

@@ -213,7 +213,10 @@ function newServer(codec: Codec, handler: () => McpHttpHandler, received: string
         properties: { region: { type: 'string', description: 'mirrored into Mcp-Param-Region', 'x-mcp-header': 'Region' }, level: { type: 'integer', description: 'non-mirrored argument' } },
       } as Parameters<typeof fromJsonSchema>[0]),
     },
-    async (args) => text(`region=${args.region ?? '<none>'}`),
+    async (args, ctx) => {
+      received.push(`region: ${args.region ?? '<none>'}; Mcp-Param-Region: ${ctx.http?.req?.headers.get('mcp-param-region') ?? '<none>'}`);
+      return text(`region=${args.region ?? '<none>'}`);
+    },
   );
   server.registerTool('test_missing_capability', { description: 'Requires the sampling client capability (an input request for a completion)', inputSchema: z.object({}) }, async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
     if (ctx.mcpReq.inputResponses?.['llm_answer'] === undefined) {
@@ -244,6 +247,7 @@ function newServer(codec: Codec, handler: () => McpHttpHandler, received: string
   server.registerTool('test_input_required_result_elicitation', { description: 'Asks for the caller\'s name in-band (elicitation)', inputSchema: z.object({}) }, async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const name = acceptedContent<{ name: string }>(ctx.mcpReq.inputResponses, 'user_name')?.name;
     if (typeof name !== 'string') return inputRequired({ inputRequests: { user_name: askName() } });
+    received.push(`name: ${name}`);
     return text(`Hello, ${name}!`);
   });
   server.registerTool('test_input_required_result_sampling', { description: 'Asks for a completion in-band (sampling)', inputSchema: z.object({}) }, async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
@@ -382,7 +386,7 @@ export interface ModernFace {
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
-/** The 2026-07-28 face; `received` gets the text of every sampling answer, as the 2025-11-25 face's does. */
+/** The 2026-07-28 face; `received` gets the text of every sampling answer, as the 2025-11-25 face's does, and what the elicitation and header tools were given. */
 export function modernFace(received: string[]): ModernFace {
   const codec = createRequestStateCodec<Record<string, unknown>>({ key: crypto.getRandomValues(new Uint8Array(32)) });
   // Modern only: 2025-11-25 traffic never reaches this handler (the upstream keeps its sessions for it).

@@ -296,7 +296,7 @@ function newServer(transports: Map<string, StreamableHTTPServerTransport>, recei
 
 export interface ConformanceUpstream {
   url: string;
-  /** The text of every sampling answer the server received, in order. */
+  /** What the server received, in order: the text of every sampling answer, and over 2026-07-28 the name an elicitation gave and the region argument (with its header). */
   received: string[];
   /** Forgets every session, as a restarted server does: the next request in one is a 404. */
   expireSessions(): Promise<void>;

@@ -1,0 +1,135 @@
+// A client of the 2026-07-28 revision in front of an upstream that serves it too: agentgw reaches the upstream over that
+// revision (server/discover), so input_required rounds, the tools it lists only there and its Mcp-Param-* headers work
+// through /mcp/<server> and /mcp, under the same policies: a round that asks for input costs nothing and the completed
+// call its price once; the client's answers reach the upstream with PII redacted; headers are checked against the
+// arguments and sent upstream built from what the checks read.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { adminClient } from '../test-support/admin.js';
+import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
+import { ENVELOPE, REVISION, rpc, textOf } from '../test-support/mcp-2026.js';
+import { type ConformanceUpstream, startConformanceUpstream } from './__fixtures__/conformance-upstream.js';
+
+const ELICIT = 'test_input_required_result_elicitation';
+const CAPS = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+
+describe('a 2026-07-28 client through agentgw to a 2026-07-28 upstream', () => {
+  let upstream: ConformanceUpstream;
+  let gw: TestGateway;
+  let key = '';
+  let agentId = '';
+
+  beforeAll(async () => {
+    upstream = await startConformanceUpstream();
+    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000, prices: { [ELICIT]: 0.02 } } } } });
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+    await call('PUT', '/policies/p-conf', { tenant_id: 'acme', allowed_tools: ['conf/*'], rules: { pii: 'redact' } });
+    const agent = await call('POST', '/agents', { name: 'modern', tenant_id: 'acme', policy_id: 'p-conf' });
+    key = agent.api_key;
+    agentId = agent.id;
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.close();
+  });
+
+  test('an input_required round reaches the client, its answer goes upstream with PII redacted, and the call is charged once', async () => {
+    const trace = `modern-${Date.now()}`;
+    const h = { 'x-agent-trace-id': trace };
+    // The tool is one the upstream lists only over 2026-07-28.
+    const list = await rpc(`${gw.url}/mcp/conf`, key, 'tools/list', {}, h);
+    expect((list.response?.result?.tools as Array<{ name: string }>).map((t) => t.name)).toContain(ELICIT);
+
+    const first = await rpc(`${gw.url}/mcp/conf`, key, 'tools/call', { name: ELICIT, arguments: {}, _meta: CAPS }, h);
+    expect(first.response?.result).toMatchObject({ resultType: 'input_required', inputRequests: { user_name: { method: 'elicitation/create' } } });
+
+    const answer = { action: 'accept', content: { name: 'ann.lee@example.org' } };
+    const second = await rpc(`${gw.url}/mcp/conf`, key, 'tools/call', { name: ELICIT, arguments: {}, inputResponses: { user_name: answer }, _meta: CAPS }, h);
+    expect(second.response?.result?.resultType).toBe('complete');
+    expect(textOf(second.response?.result)).toBe('Hello, [REDACTED:EMAIL]!');
+    // What the upstream read: the redacted answer, never the address.
+    expect(upstream.received).toContain('name: [REDACTED:EMAIL]');
+    expect(upstream.received.join('\n')).not.toContain('ann.lee@example.org');
+
+    const detail = await eventually(async () => {
+      const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${trace}`);
+      return res.status === 200 && res.body.requests.length === 2 ? res.body : undefined;
+    });
+    expect(detail.requests.map((s) => [s.tool, s.status, s.cost])).toEqual([
+      [`conf/${ELICIT}`, 'ok', 0],
+      [`conf/${ELICIT}`, 'ok', 0.02],
+    ]);
+    const agent = (await adminClient(gw.adminUrl, gw.adminKey).call('GET', `/agents/${agentId}`)) as { spend: { day: number } };
+    expect(agent.spend.day).toBeCloseTo(0.02, 10);
+  });
+
+  test('through /mcp the same rounds work under the federated name', async () => {
+    const first = await rpc(`${gw.url}/mcp`, key, 'tools/call', { name: `conf__${ELICIT}`, arguments: {}, _meta: CAPS });
+    expect(first.response?.result?.resultType).toBe('input_required');
+    const second = await rpc(`${gw.url}/mcp`, key, 'tools/call', { name: `conf__${ELICIT}`, arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Ann' } } }, _meta: CAPS });
+    expect(textOf(second.response?.result)).toBe('Hello, Ann!');
+  });
+
+  test('Mcp-Param-* headers: refused 400 / -32020 when they disagree with the arguments; sent upstream as the checks left the arguments', async () => {
+    const url = `${gw.url}/mcp/conf`;
+    const before = upstream.received.length;
+    const missing = await rpc(url, key, 'tools/call', { name: 'test_x_mcp_header', arguments: { region: 'eu-west' } });
+    expect(missing.status).toBe(400);
+    expect(missing.response?.error?.code).toBe(-32020);
+    expect(missing.response?.error?.message).toMatch(/Mcp-Param-Region header is absent/);
+    const wrong = await rpc(url, key, 'tools/call', { name: 'test_x_mcp_header', arguments: { region: 'eu-west' } }, { 'mcp-param-region': 'us-east' });
+    expect([wrong.status, wrong.response?.error?.code]).toEqual([400, -32020]);
+    const badBase64 = await rpc(url, key, 'tools/call', { name: 'test_x_mcp_header', arguments: { region: 'Hello' } }, { 'mcp-param-region': '=?base64?SGVsbG8?=' });
+    expect([badBase64.status, badBase64.response?.error?.code]).toEqual([400, -32020]);
+    expect(upstream.received.length).toBe(before);
+
+    const ok = await rpc(url, key, 'tools/call', { name: 'test_x_mcp_header', arguments: { region: 'Zürich' } }, { 'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` });
+    expect(textOf(ok.response?.result)).toBe('region=Zürich');
+    expect(upstream.received.at(-1)).toBe(`region: Zürich; Mcp-Param-Region: =?base64?${Buffer.from('Zürich').toString('base64')}?=`);
+
+    // The client's header agreed with its arguments; the upstream gets the redacted value in both.
+    const pii = await rpc(url, key, 'tools/call', { name: 'test_x_mcp_header', arguments: { region: 'ann.lee@example.org' } }, { 'mcp-param-region': 'ann.lee@example.org' });
+    expect(pii.response?.result?.isError).toBeFalsy();
+    expect(upstream.received.at(-1)).toBe('region: [REDACTED:EMAIL]; Mcp-Param-Region: [REDACTED:EMAIL]');
+  });
+
+  test("the upstream's tool list changes reach the client's subscriptions/listen stream", async () => {
+    const abort = new AbortController();
+    const res = await fetch(`${gw.url}/mcp/conf`, {
+      method: 'POST',
+      signal: abort.signal,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'subscriptions/listen' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE } }),
+    });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = '';
+    const until = async (text: string) => {
+      while (!seen.includes(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the listen stream ended before ${text}: ${seen}`);
+        seen += value;
+      }
+    };
+    await until('notifications/subscriptions/acknowledged');
+    // The upstream publishes a change of its tools to its own listen streams, agentgw's among them (opened when the
+    // client's was, if not before: the change is made again until it is heard, at most 25 times).
+    let heard = false;
+    const changes = (async () => {
+      for (let i = 0; i < 25 && !heard; i++) {
+        await rpc(`${gw.url}/mcp/conf`, key, 'tools/call', { name: 'test_trigger_tool_change', arguments: {} });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    await until('notifications/tools/list_changed');
+    heard = true;
+    abort.abort();
+    await changes;
+  });
+
+  test("an unknown resource is the upstream's -32602 naming the URI the agent asked (SEP-2164)", async () => {
+    const r = await rpc(`${gw.url}/mcp`, key, 'resources/read', { uri: 'agentgw://conf/test://nowhere' });
+    expect(r.response?.error?.code).toBe(-32602);
+    expect(r.response?.error?.data).toMatchObject({ uri: 'agentgw://conf/test://nowhere' });
+  });
+});
