@@ -31,8 +31,8 @@ import type { DataPlane } from '../data-plane/data-plane.js';
 import type { McpMetrics } from './mcp-metrics.js';
 import { federatedUri, type Naming, namingOf, policyToolName, splitFederatedUri } from './names.js';
 import { refusedRequest, unknownName } from './refusal.js';
-import { isInputRequired } from './modern-upstream.js';
-import { callTool, type McpCaller, retryParams, type ToolCallDeps } from './tool-call.js';
+import { inputRequiredAnswer, isInputRequired, retryParams, type RoundBinding } from './input-rounds.js';
+import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
 import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
@@ -330,8 +330,10 @@ export class Federation {
     let r: ReadResourceResult;
     try {
       if (channel && caller.modern) {
-        const answer = await this.upstreamCall(() => upstream.modernRequest(channel, 'resources/read', { uri: split.uri, ...retryParams(caller.modern!, eff) }, caller.modern!.envelope, { signal }));
-        if (isInputRequired(answer)) return answer as ReadResourceResult;
+        const round: RoundBinding = { agentId: caller.agent.id, server: upstream.name, method: 'resources/read', name: split.uri };
+        const params = { uri: split.uri, ...retryParams(this.dp.hasher, caller.modern, eff, round) };
+        const answer = await this.upstreamCall(() => upstream.modernRequest(channel, 'resources/read', params, caller.modern!.envelope, { signal }));
+        if (isInputRequired(answer)) return inputRequiredAnswer(this.dp.hasher, answer, eff, round) as ReadResourceResult;
         r = answer as ReadResourceResult;
       } else {
         r = await this.upstreamCall(() => upstream.request((c, o) => c.readResource({ uri: split.uri }, o), signal));
@@ -368,9 +370,10 @@ export class Federation {
     const channel = caller.modern ? await this.upstreamCall(() => upstream.modern()) : null;
     let r: GetPromptResult;
     if (channel && caller.modern) {
-      const params = { name: split.name, ...(args ? { arguments: args } : {}), ...retryParams(caller.modern, eff) };
+      const round: RoundBinding = { agentId: caller.agent.id, server: upstream.name, method: 'prompts/get', name: split.name };
+      const params = { name: split.name, ...(args ? { arguments: args } : {}), ...retryParams(this.dp.hasher, caller.modern, eff, round) };
       const answer = await this.upstreamCall(() => upstream.modernRequest(channel, 'prompts/get', params, caller.modern!.envelope, { signal }));
-      if (isInputRequired(answer)) return answer as GetPromptResult;
+      if (isInputRequired(answer)) return inputRequiredAnswer(this.dp.hasher, answer, eff, round) as GetPromptResult;
       r = answer as GetPromptResult;
     } else {
       r = await this.upstreamCall(() => upstream.request((c, o) => c.getPrompt({ name: split.name, arguments: args }, o), signal));

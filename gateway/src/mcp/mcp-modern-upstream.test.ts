@@ -3,6 +3,7 @@
 // through /mcp/<server> and /mcp, under the same policies: a round that asks for input costs nothing and the completed
 // call its price once; the client's answers reach the upstream with PII redacted; headers are checked against the
 // arguments and sent upstream built from what the checks read.
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
@@ -131,5 +132,59 @@ describe('a 2026-07-28 client through agentgw to a 2026-07-28 upstream', () => {
     const r = await rpc(`${gw.url}/mcp`, key, 'resources/read', { uri: 'agentgw://conf/test://nowhere' });
     expect(r.response?.error?.code).toBe(-32602);
     expect(r.response?.error?.data).toMatchObject({ uri: 'agentgw://conf/test://nowhere' });
+  });
+});
+
+describe('the MCP SDK v2 client (@modelcontextprotocol/client) on 2026-07-28 through agentgw', () => {
+  let upstream: ConformanceUpstream;
+  let gw: TestGateway;
+  let key = '';
+
+  beforeAll(async () => {
+    upstream = await startConformanceUpstream();
+    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000 } } } });
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+    await call('PUT', '/policies/p-conf', { tenant_id: 'acme', allowed_tools: ['conf/*'] });
+    key = (await call('POST', '/agents', { name: 'sdk-v2', tenant_id: 'acme', policy_id: 'p-conf' })).api_key;
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.close();
+  });
+
+  test('its elicitation, sampling and roots handlers answer the upstream\'s input requests, and its calls complete', async () => {
+    const asked: string[] = [];
+    const client = new ClientV2({ name: 'sdk-v2-test', version: '1.0.0' }, { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: { mode: { pin: REVISION } } });
+    client.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(`elicit: ${(req.params as { message?: string }).message}`);
+      return { action: 'accept', content: { name: 'Ann' } };
+    });
+    client.setRequestHandler('sampling/createMessage', async () => {
+      asked.push('sample');
+      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'Paris' }, stopReason: 'endTurn' };
+    });
+    client.setRequestHandler('roots/list', async () => {
+      asked.push('roots');
+      return { roots: [{ uri: 'file:///work', name: 'work' }] };
+    });
+    await client.connect(new StreamableHTTPClientTransportV2(new URL(`${gw.url}/mcp/conf`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['test_input_required_result_elicitation', 'test_x_mcp_header']));
+      const hello = await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} });
+      expect(textOf(hello as Record<string, unknown>)).toBe('Hello, Ann!');
+      const sampled = await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} });
+      expect(textOf(sampled as Record<string, unknown>)).toBe('Sampling response: Paris');
+      const roots = await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} });
+      expect(textOf(roots as Record<string, unknown>)).toBe('Client exposed 1 root(s): file:///work');
+      // The SDK sends the tool's Mcp-Param-* header itself; agentgw checks it and sends its own upstream.
+      const region = await client.callTool({ name: 'test_x_mcp_header', arguments: { region: 'eu-west' } });
+      expect(textOf(region as Record<string, unknown>)).toBe('region=eu-west');
+      expect(upstream.received.at(-1)).toBe('region: eu-west; Mcp-Param-Region: eu-west');
+      expect(asked).toEqual(['elicit: What is your name?', 'sample', 'roots']);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -25,6 +25,16 @@ describe('Mcp-Param-* headers', () => {
     expect(mcpParamDeclarations(undefined)).toEqual([]);
   });
 
+  test('an upstream schema nested 40,000 deep is walked to 16 levels only (no recursion, nothing past the bound)', () => {
+    const deep = (levels: number, header: string) => {
+      let node: Record<string, unknown> = { type: 'string', 'x-mcp-header': header };
+      for (let i = 0; i < levels; i++) node = { type: 'object', properties: { p: node } };
+      return node;
+    };
+    expect(mcpParamDeclarations(deep(40_000, 'Deep'))).toEqual([]);
+    expect(mcpParamDeclarations(deep(3, 'Near')).map((d) => d.headerName)).toEqual(['Near']);
+  });
+
   test('values: strings as they are, numbers in decimal, booleans lowercase; absent or null is no header', () => {
     const by = Object.fromEntries(mcpParamDeclarations(SCHEMA).map((d) => [d.headerName, d]));
     expect(paramHeaderValue(by.Flag!, { nested: { flag: true } })).toBe('true');

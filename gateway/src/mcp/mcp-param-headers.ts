@@ -20,27 +20,32 @@ const BASE64_CANONICAL = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9
 const CANONICAL_DECIMAL = /^-?\d+(\.\d+)?$/;
 
 const declarationsOf = new WeakMap<object, McpParamDeclaration[]>();
+/** How deep (properties in properties) and how many schema nodes the declarations are looked for. */
+const MAX_DEPTH = 16;
+const MAX_NODES = 10_000;
 
 /**
- * The declarations of an input schema: properties reachable from the root through `properties` only, whose
- * `x-mcp-header` is a valid header token (others are not headers a client could send, and are ignored). Cached per
- * schema object.
+ * The declarations of an input schema: properties reachable from the root through `properties` only (at most 16 deep,
+ * 10,000 nodes), whose `x-mcp-header` is a valid header token (others are not headers a client could send, and are
+ * ignored). Cached per schema object.
  */
 export function mcpParamDeclarations(inputSchema: unknown): McpParamDeclaration[] {
   if (inputSchema === null || typeof inputSchema !== 'object') return [];
   const cached = declarationsOf.get(inputSchema);
   if (cached) return cached;
   const out: McpParamDeclaration[] = [];
-  // Iterative: a schema nested however deep is walked without recursion.
+  // Iterative and bounded: a schema an upstream nests deep or wide cannot hold the event loop (declarations past the
+  // bounds are not headers agentgw checks or sends; the upstream still checks its own).
   const stack: Array<{ node: Record<string, unknown>; path: string[] }> = [{ node: inputSchema as Record<string, unknown>, path: [] }];
-  while (stack.length > 0) {
+  let visited = 0;
+  while (stack.length > 0 && visited++ < MAX_NODES) {
     const { node, path } = stack.pop()!;
     const name = node[X_MCP_HEADER];
     if (path.length > 0 && typeof name === 'string' && TOKEN.test(name)) {
       out.push({ path, headerName: name, type: typeof node.type === 'string' ? node.type : undefined });
     }
     const props = node.properties;
-    if (props === null || typeof props !== 'object' || Array.isArray(props)) continue;
+    if (path.length >= MAX_DEPTH || props === null || typeof props !== 'object' || Array.isArray(props)) continue;
     for (const [key, child] of Object.entries(props as Record<string, unknown>)) {
       if (child !== null && typeof child === 'object' && !Array.isArray(child)) stack.push({ node: child as Record<string, unknown>, path: [...path, key] });
     }

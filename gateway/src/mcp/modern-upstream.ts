@@ -15,6 +15,8 @@ export const MODERN_REVISION = '2026-07-28';
 
 /** The most an answer may hold (a larger one is a failure of the server's, not a result). */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+/** The most one event of a listen stream may hold (list changes are a few hundred bytes). */
+const MAX_NOTICE_BYTES = 64 * 1024;
 
 /** Which request param Mcp-Name mirrors, per method (the revision's standard headers). */
 const NAME_SOURCE: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
@@ -71,8 +73,10 @@ export class ModernChannel {
       const r = await this.request('server/discover', {}, { capabilities: {} }, { signal });
       return Array.isArray(r.supportedVersions) && r.supportedVersions.includes(MODERN_REVISION);
     } catch (e) {
-      if (e instanceof McpError) return false;
-      if (e instanceof ModernTransportError && e.status !== undefined && e.status >= 400 && e.status < 500) return false;
+      // The server's answer that it does not know the method, or a client error status: earlier revisions only. A
+      // timeout, a 429 or a failure to reach it says nothing: asked again later.
+      if (e instanceof McpError && e.code !== ErrorCode.RequestTimeout) return false;
+      if (e instanceof ModernTransportError && e.status !== undefined && e.status >= 400 && e.status < 500 && e.status !== 429) return false;
       throw e;
     }
   }
@@ -142,8 +146,10 @@ export class ModernChannel {
       await res.body?.cancel().catch(() => undefined);
       throw new ModernTransportError(`HTTP ${res.status}`, res.status);
     }
+    let sinceEvent = 0;
     const parser = createParser({
       onEvent: (event) => {
+        sinceEvent = 0;
         try {
           const m = JSON.parse(event.data) as { id?: unknown; method?: unknown; params?: Record<string, unknown> };
           if (m.id === undefined && typeof m.method === 'string') onnotification({ method: m.method, params: m.params });
@@ -157,6 +163,9 @@ export class ModernChannel {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
+        // Bytes since the last event: one event larger than any notice is a server gone wrong, not one to hold.
+        sinceEvent += value.length;
+        if (sinceEvent > MAX_NOTICE_BYTES) throw new ModernTransportError(`a listen-stream event is larger than ${MAX_NOTICE_BYTES} bytes`);
         parser.feed(value);
       }
     } finally {
@@ -251,9 +260,4 @@ async function readCapped(res: Response): Promise<string> {
   } finally {
     void reader.cancel().catch(() => undefined);
   }
-}
-
-/** Whether an answer asks the client for input before it can complete (an InputRequiredResult, SEP-2322). */
-export function isInputRequired(result: Record<string, unknown>): boolean {
-  return result.resultType === 'input_required';
 }

@@ -22,6 +22,7 @@ import { type ClientChannel, withClientChannel } from './client-requests.js';
 import type { Federation } from './federation.js';
 import { namingOf } from './names.js';
 import type { McpCaller } from './tool-call.js';
+import { clientCapabilities } from './input-rounds.js';
 import { mcpParamDeclarations, mcpParamMismatch } from './mcp-param-headers.js';
 import { one, pipe, toWebRequest } from './web-exchange.js';
 
@@ -38,7 +39,7 @@ function callerOf(ctx: ServerContext): McpCaller {
   return {
     ...caller,
     modern: {
-      envelope: { capabilities: envelope[CLIENT_CAPABILITIES_META_KEY] ?? {}, logLevel: envelope[LOG_LEVEL_META_KEY] },
+      envelope: { capabilities: clientCapabilities(envelope[CLIENT_CAPABILITIES_META_KEY]), logLevel: envelope[LOG_LEVEL_META_KEY] },
       inputResponses: ctx.mcpReq.inputResponses,
       requestState: typeof state === 'string' ? state : undefined,
       relay: (n, server) => {
@@ -77,6 +78,9 @@ const MAX_LISTENS_PER_AGENT = 16;
 /** JSON-RPC error of the revision for request headers that disagree with the body (HeaderMismatch). */
 const HEADER_MISMATCH = -32020;
 
+/** How long list changes are gathered before the listen streams are told. */
+const LIST_CHANGE_GATHER_MS = 50;
+
 /** The revision served here. */
 const REVISION = '2026-07-28';
 
@@ -91,15 +95,27 @@ export class StatelessMcp {
       // The bound is this class's (oldest first, per agent); the SDK's own, which refuses, is never the one reached.
       maxSubscriptions: MAX_LISTENS * 2,
     });
-    // What an upstream's lists change to reaches the listen streams (each client lists again, under its policies).
+    // An upstream's list changes reach the listen streams (each client lists again, under its policies), gathered over
+    // 50 ms: a server that reports changes in a burst makes one notice of each kind.
     void federation().then((fed) => {
       fed.upstreams.onListChanged = (_server, kind) => {
-        if (kind === 'tools') this.handler.notify.toolsChanged();
-        else if (kind === 'prompts') this.handler.notify.promptsChanged();
-        else this.handler.notify.resourcesChanged();
+        this.changed.add(kind);
+        this.flush ??= setTimeout(() => {
+          this.flush = undefined;
+          for (const k of this.changed) {
+            if (k === 'tools') this.handler.notify.toolsChanged();
+            else if (k === 'prompts') this.handler.notify.promptsChanged();
+            else this.handler.notify.resourcesChanged();
+          }
+          this.changed.clear();
+        }, LIST_CHANGE_GATHER_MS);
+        this.flush.unref();
       };
     }, () => undefined);
   }
+
+  private readonly changed = new Set<'tools' | 'prompts' | 'resources'>();
+  private flush: NodeJS.Timeout | undefined;
 
   /**
    * Whether a POST is of the 2026-07-28 revision: the SDK's own classification (a `_meta` protocol version in the body,

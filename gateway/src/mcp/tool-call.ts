@@ -31,7 +31,8 @@ import { refusedCall, unknownName } from './refusal.js';
 import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
-import { type ModernCall, type ModernChannel, type ModernNotification, isInputRequired } from './modern-upstream.js';
+import { type RoundBinding, inputRequiredAnswer, invalidState, isInputRequired, retryParams } from './input-rounds.js';
+import type { ModernCall, ModernChannel, ModernNotification } from './modern-upstream.js';
 
 /** Who sent one /mcp request, as its HTTP request said: the agent, X-Agent-Policy, and the trace it belongs to. */
 export interface McpCaller {
@@ -112,6 +113,8 @@ export async function callTool(
   let settled = false;
   /** Set once the call went upstream: a JSON-RPC error after that is the upstream's answer, before it ours. */
   let sent = false;
+  /** Why agentgw refused the call with a JSON-RPC error of its own (a round's state it did not issue). */
+  let refusal: AgentgwError | undefined;
   try {
     if (dp.snapshot.isTraceStopped(ctx.agent.tenant_id, ctx.traceId)) throw traceStoppedError(ctx.traceId);
     if (!split || !upstream) throw unknownName('tool', params.name);
@@ -127,6 +130,17 @@ export async function callTool(
     step.metricTool = split.name;
     const eff = deps.effective(ctx.agent, ctx.headerPolicyId);
     ctx.policy = eff;
+    // A retried round's answers and state, read before any check: a state agentgw did not issue is refused here.
+    const round: RoundBinding = { agentId: ctx.agent.id, server: upstream.name, method: 'tools/call', name: split.name };
+    let retry: Record<string, unknown> | undefined;
+    if (channel && caller.modern) {
+      try {
+        retry = retryParams(dp.hasher, caller.modern, eff, round);
+      } catch (e) {
+        refusal = invalidState();
+        throw e;
+      }
+    }
     const price = upstream.priceOf(split.name);
     a = admitting(dp, ctx, eff, serverTool, params.arguments, price);
     try {
@@ -144,13 +158,13 @@ export async function callTool(
     let upstreamResult: CallToolResult;
     if (channel && caller.modern) {
       const wire = upstream.modernDefinition(split.name) ?? tool;
-      const answer = await modernCall(upstream, channel, caller.modern, eff, split.name, args, wire.inputSchema, signal, onprogress);
+      const answer = await modernCall(upstream, channel, caller.modern, retry, split.name, args, wire.inputSchema, signal, onprogress);
       if (isInputRequired(answer)) {
         // A round that asks the client for input costs nothing: the call is charged once, when it completes.
         await release(dp, a);
         settled = true;
         await record(step, { httpStatus: 200, cost: 0 });
-        return answer as CallToolResult;
+        return inputRequiredAnswer(dp.hasher, answer, eff, round) as CallToolResult;
       }
       upstreamResult = answer as CallToolResult;
     } else {
@@ -171,7 +185,7 @@ export async function callTool(
     if (a && !settled) await release(dp, a);
     if (e instanceof McpError) {
       // Unknown tools and the upstream's own JSON-RPC errors stay JSON-RPC errors (CONTRACT: unknown tool is -32602).
-      const err = sent ? answerError(e) : unknownTool();
+      const err = refusal ?? (sent ? answerError(e) : unknownTool());
       await record(step, { httpStatus: err.status, error: err });
       throw e;
     }
@@ -184,14 +198,14 @@ export async function callTool(
 
 /**
  * The call over 2026-07-28: the client's envelope (capabilities, log level), its answers to an earlier input_required
- * round (with the agent's PII rules applied, as to every answer of a client's that reaches an upstream) and the state
- * that came with them; progress and log notifications of the answer handed on as they come.
+ * round and that round's state (`retry`, as input-rounds.ts let them through); progress and log notifications of the
+ * answer handed on as they come.
  */
 async function modernCall(
   upstream: Upstream,
   channel: ModernChannel,
   m: NonNullable<McpCaller['modern']>,
-  eff: EffectivePolicy,
+  retry: Record<string, unknown> | undefined,
   tool: string,
   args: Record<string, unknown> | undefined,
   inputSchema: unknown,
@@ -202,7 +216,7 @@ async function modernCall(
   return upstream.modernRequest(channel, 'tools/call', {
     name: tool,
     arguments: args ?? {},
-    ...retryParams(m, eff),
+    ...retry,
     ...(progressToken ? { _meta: { progressToken } } : {}),
   }, m.envelope, {
     signal,
@@ -216,14 +230,6 @@ async function modernCall(
       } else m.relay?.(n, upstream.name);
     },
   });
-}
-
-/** A retried request's answers (PII rules applied: the upstream reads them) and state, as they go upstream. */
-export function retryParams(m: ModernCall, eff: EffectivePolicy): Record<string, unknown> {
-  return {
-    ...(m.inputResponses !== undefined ? { inputResponses: redactToolResult(eff.policies, m.inputResponses).result } : {}),
-    ...(m.requestState !== undefined ? { requestState: m.requestState } : {}),
-  };
 }
 
 /** Holds the call for a person (CONTRACT: approvals); refused with tool_denied, naming the approval, unless approved. */

@@ -55,10 +55,20 @@ const MAX_AGENT_CONNECTIONS = 256;
 const MAX_PAGES = 100;
 /** A server that could not be asked which revisions it serves is asked again after this long (ms). */
 const DISCOVER_RETRY_MS = 5_000;
-/** The longest a tool list read over 2026-07-28 is kept, whatever its ttlMs says (ms). */
+/** How long a tool list read over 2026-07-28 is kept, whatever its ttlMs says (ms). */
 const MAX_LIST_TTL_MS = 60_000;
+const MIN_LIST_TTL_MS = 1_000;
+/** The most tools one server's 2026-07-28 list gives. */
+const MAX_TOOLS = 10_000;
 /** What agentgw says of itself on the requests it makes for no client (lists it keeps for every agent). */
 const OWN_ENVELOPE: ModernCall['envelope'] = { capabilities: {} };
+
+/** Whether a listed entry has what a tool must (a name, an object input schema). */
+function isToolShaped(t: unknown): t is Tool {
+  if (t === null || typeof t !== 'object' || Array.isArray(t)) return false;
+  const { name, inputSchema } = t as { name?: unknown; inputSchema?: unknown };
+  return typeof name === 'string' && name.length > 0 && inputSchema !== null && typeof inputSchema === 'object' && !Array.isArray(inputSchema);
+}
 
 function backoffMs(failures: number): number {
   return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, failures - 1));
@@ -111,6 +121,9 @@ export class Upstream {
   private modernTools: { tools: Tool[]; until: number } | null = null;
   /** The last list served to clients of 2026-07-28, and the two lists it was made of. */
   private merged: { own: Tool[]; modern: Tool[]; tools: Tool[] } | null = null;
+  private modernLoading: Promise<Tool[]> | null = null;
+  /** Bumped when the server says its tools changed: a list read before is not kept. */
+  private modernGeneration = 0;
 
   constructor(
     readonly name: string,
@@ -457,7 +470,11 @@ export class Upstream {
         await channel.listen((n) => {
           const kind = n.method === 'notifications/tools/list_changed' ? 'tools' : n.method === 'notifications/prompts/list_changed' ? 'prompts' : n.method === 'notifications/resources/list_changed' ? 'resources' : undefined;
           if (kind === undefined) return;
-          if (kind === 'tools') this.modernTools = null;
+          if (kind === 'tools') {
+            this.modernTools = null;
+            this.modernLoading = null;
+            this.modernGeneration++;
+          }
           this.events.listChanged?.(kind);
         }, this.listening.signal);
       } catch {
@@ -477,6 +494,9 @@ export class Upstream {
    * upstream_unavailable / upstream_timeout as for a session's requests.
    */
   async modernRequest(channel: ModernChannel, method: string, params: Record<string, unknown>, envelope: ModernCall['envelope'], options?: ModernRequestOptions): Promise<Record<string, unknown>> {
+    // The state (up, down, why) of the connection the channel is: an agent's own, or the server's.
+    const u = this.via(true);
+    if (u !== this) return u.modernRequest(channel, method, params, envelope, options);
     try {
       const r = await channel.request(method, params, envelope, options);
       this.unreachable = false;
@@ -515,22 +535,35 @@ export class Upstream {
     return tools;
   }
 
-  /** What the server lists over 2026-07-28: kept as long as its ttlMs says (at most a minute). */
-  private async readModernTools(channel: ModernChannel): Promise<Tool[]> {
-    if (this.modernTools && Date.now() < this.modernTools.until) return this.modernTools.tools;
-    const tools: Tool[] = [];
-    let ttl = MAX_LIST_TTL_MS;
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const r = await this.modernRequest(channel, 'tools/list', cursor ? { cursor } : {}, OWN_ENVELOPE);
-      if (!Array.isArray(r.tools)) throw upstreamFailure(this.name, new ModernTransportError('tools/list answered without tools'), this.config.timeout_ms);
-      tools.push(...(r.tools as Tool[]));
-      ttl = Math.min(ttl, typeof r.ttlMs === 'number' && r.ttlMs >= 0 ? r.ttlMs : 0);
-      if (typeof r.nextCursor !== 'string') break;
-      cursor = r.nextCursor;
-    }
-    this.modernTools = { tools, until: Date.now() + ttl };
-    return tools;
+  /**
+   * What the server lists over 2026-07-28: kept as long as its ttlMs says, at least a second (the call after a header
+   * check reads the same list) and at most a minute (a minute without ttlMs); read again at once when its listen stream
+   * says the tools changed. Concurrent readers share one read; a list read while a change was told is not kept.
+   */
+  private readModernTools(channel: ModernChannel): Promise<Tool[]> {
+    if (this.modernTools && Date.now() < this.modernTools.until) return Promise.resolve(this.modernTools.tools);
+    if (this.modernLoading) return this.modernLoading;
+    const generation = this.modernGeneration;
+    const loading = (async () => {
+      const tools: Tool[] = [];
+      let ttl = MAX_LIST_TTL_MS;
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_PAGES && tools.length < MAX_TOOLS; page++) {
+        const r = await this.modernRequest(channel, 'tools/list', cursor ? { cursor } : {}, OWN_ENVELOPE);
+        if (!Array.isArray(r.tools)) throw upstreamFailure(this.name, new ModernTransportError('tools/list answered without tools'), this.config.timeout_ms);
+        // What is not a tool (no name, a schema that is not an object) is not listed, as a session's reader refuses it.
+        for (const t of r.tools as unknown[]) if (isToolShaped(t) && tools.length < MAX_TOOLS) tools.push(t);
+        if (typeof r.ttlMs === 'number' && r.ttlMs >= 0) ttl = Math.min(ttl, Math.max(MIN_LIST_TTL_MS, r.ttlMs));
+        if (typeof r.nextCursor !== 'string') break;
+        cursor = r.nextCursor;
+      }
+      if (generation === this.modernGeneration) this.modernTools = { tools, until: Date.now() + ttl };
+      return tools;
+    })().finally(() => {
+      if (this.modernLoading === loading) this.modernLoading = null;
+    });
+    this.modernLoading = loading;
+    return loading;
   }
 
   /** The tool as the server lists it over 2026-07-28 (what it checks a call's Mcp-Param-* headers against), when read. */
