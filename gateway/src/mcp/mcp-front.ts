@@ -207,8 +207,12 @@ export class McpFront {
     // A request of the 2026-07-28 revision is answered without a session, by the same handlers (loaded on the first
     // POST outside a session that is not a 2025 initialize: the sessions' requests never wait for it).
     if (sid === undefined && req.method === 'POST' && (!isInitialize(body) || claimsEnvelope(body))) {
-      this.stateless ??= import('./stateless.js').then((m) => new m.StatelessMcp(async () => sessions.federation));
-      const stateless = await this.stateless;
+      // A load that failed is tried again by the next such request, not kept until a restart.
+      const loading = (this.stateless ??= import('./stateless.js').then((m) => new m.StatelessMcp(async () => sessions.federation)));
+      loading.catch(() => {
+        if (this.stateless === loading) this.stateless = undefined;
+      });
+      const stateless = await loading;
       if (stateless.claims(req, body)) {
         await stateless.serve(req, res, body, { agent, headerPolicyId, ...(scope !== undefined ? { scope } : {}) }, named);
         return;

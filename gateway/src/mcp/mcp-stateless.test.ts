@@ -79,6 +79,8 @@ describe('2026-07-28 requests on /mcp and /mcp/<server>', () => {
     // An unknown tool is JSON-RPC error -32602 (CONTRACT).
     const unknown = await rpc(url, key, 'tools/call', { name: 'web__search', arguments: { query: 'x' } }, h);
     expect(unknown.response?.error?.code).toBe(-32602);
+    // Its message as written: no "MCP error -32602: " before it (the client's SDK adds its own).
+    expect(unknown.response?.error?.message).toMatch(/^Unknown tool web__search: /);
 
     const detail = await eventually(async () => {
       const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${trace}`);

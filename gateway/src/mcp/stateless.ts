@@ -13,6 +13,7 @@ import {
   createMcpHandler,
   LOG_LEVEL_META_KEY,
   type McpHttpHandler,
+  ProtocolError,
   Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
@@ -25,6 +26,21 @@ import type { McpCaller } from './tool-call.js';
 import { clientCapabilities } from './input-rounds.js';
 import { mcpParamDeclarations, mcpParamMismatch } from './mcp-param-headers.js';
 import { one, pipe, toWebRequest } from './web-exchange.js';
+
+/**
+ * A handler whose JSON-RPC errors reach the client with their message as written: the 1.x SDK's McpError (what
+ * Federation throws) prefixes it "MCP error <code>: ", and the client's SDK adds its own.
+ */
+function plain(handler: (...args: never[]) => Promise<unknown>): (...args: never[]) => Promise<unknown> {
+  return async (...args) => {
+    try {
+      return await handler(...args);
+    } catch (e) {
+      if (e instanceof McpError) throw new ProtocolError(e.code, e.message.replace(/^MCP error -?\d+: /, ''), e.data);
+      throw e;
+    }
+  };
+}
 
 /**
  * The caller the front authenticated, handed through the SDK as the request's auth info, with what of its request goes
@@ -150,8 +166,9 @@ export class StatelessMcp {
     );
     // Federation's results are the SDK 1.x types; the wire shapes are the same.
     type Any = never;
-    s.setRequestHandler('tools/list', async (_r, ctx) => (await fed.listTools(callerOf(ctx))) as Any);
-    s.setRequestHandler('tools/call', async (r, ctx) => {
+    const on = ((method: string, handler: (...args: never[]) => Promise<unknown>) => s.setRequestHandler(method as never, plain(handler) as never)) as unknown as Server['setRequestHandler'];
+    on('tools/list', async (_r, ctx) => (await fed.listTools(callerOf(ctx))) as Any);
+    on('tools/call', async (r, ctx) => {
       const token = r.params._meta?.progressToken as ProgressToken | undefined;
       const onprogress =
         token === undefined
@@ -178,12 +195,12 @@ export class StatelessMcp {
         }
       }
     });
-    s.setRequestHandler('resources/list', async (_r, ctx) => (await fed.listResources(callerOf(ctx))) as Any);
-    s.setRequestHandler('resources/templates/list', async (_r, ctx) => (await fed.listResourceTemplates(callerOf(ctx))) as Any);
-    s.setRequestHandler('resources/read', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.readResource(callerOf(ctx), r.params.uri, signal))) as Any);
-    s.setRequestHandler('prompts/list', async (_r, ctx) => (await fed.listPrompts(callerOf(ctx))) as Any);
-    s.setRequestHandler('prompts/get', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.getPrompt(callerOf(ctx), r.params.name, r.params.arguments as Record<string, string> | undefined, signal))) as Any);
-    if (offered.completions) s.setRequestHandler('completion/complete', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.complete(callerOf(ctx), r.params as Any, signal))) as Any);
+    on('resources/list', async (_r, ctx) => (await fed.listResources(callerOf(ctx))) as Any);
+    on('resources/templates/list', async (_r, ctx) => (await fed.listResourceTemplates(callerOf(ctx))) as Any);
+    on('resources/read', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.readResource(callerOf(ctx), r.params.uri, signal))) as Any);
+    on('prompts/list', async (_r, ctx) => (await fed.listPrompts(callerOf(ctx))) as Any);
+    on('prompts/get', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.getPrompt(callerOf(ctx), r.params.name, r.params.arguments as Record<string, string> | undefined, signal))) as Any);
+    if (offered.completions) on('completion/complete', async (r, ctx) => (await whileRunning(ctx.mcpReq.signal, (signal) => fed.complete(callerOf(ctx), r.params as Any, signal))) as Any);
     return s;
   }
 
