@@ -9,6 +9,7 @@ import { eventually } from '../test-support/admin-api.js';
 import { adminClient } from '../test-support/admin.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { otelTraceId } from '../telemetry/otel.js';
+import { REVISION, rpc } from '../test-support/mcp-2026.js';
 
 const STDIO_SERVER = fileURLToPath(new URL('./__fixtures__/stdio-mcp-server.mjs', import.meta.url));
 
@@ -90,4 +91,14 @@ test("a call the tool rules denied carries the decision, the rule and the reason
   expect(eventAttr('agentgw.tool.rule.policy_id')).toBe('no-echo');
   expect(Number(eventAttr('agentgw.tool.rule.index'))).toBe(1);
   expect(eventAttr('agentgw.tool.reason')).toBe('no secrets');
+});
+
+test('a call of the 2026-07-28 revision (no session) is a span without mcp.session.id, naming the revision', async () => {
+  const admin = adminClient(gw.adminUrl, gw.adminKey);
+  const agent = await admin.agent('acme', 'stateless-tooler');
+  await rpc(`${gw.url}/mcp`, agent.api_key, 'tools/call', { name: 'local__echo', arguments: { text: 'hi' } }, { 'x-agent-trace-id': 'otel-tools-3' });
+  const span = await eventually(() => spans().find((s) => s.traceId === otelTraceId('acme', 'otel-tools-3')), 10_000, 'the execute_tool span');
+  expect(attr(span, 'gen_ai.tool.name')).toBe('local__echo');
+  expect(attr(span, 'mcp.session.id')).toBeUndefined();
+  expect(attr(span, 'mcp.protocol.version')).toBe(REVISION);
 });

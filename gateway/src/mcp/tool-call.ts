@@ -32,7 +32,7 @@ import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
 import { type RoundBinding, inputRequiredAnswer, invalidState, isInputRequired, retryParams } from './input-rounds.js';
-import type { ModernCall, ModernChannel, ModernNotification } from './modern-upstream.js';
+import { type ModernCall, type ModernChannel, type ModernNotification, MODERN_REVISION } from './modern-upstream.js';
 
 /** Who sent one /mcp request, as its HTTP request said: the agent, X-Agent-Policy, and the trace it belongs to. */
 export interface McpCaller {
@@ -332,7 +332,9 @@ async function record(s: Step, outcome: Outcome): Promise<void> {
   const rec = toUsageRecord(s.ctx, { ...outcome, tool: s.tool, ...(s.toolCalls ? { toolCalls: s.toolCalls } : {}) });
   dp.running.end(rec);
   const journaled = dp.usage.add(rec);
-  dp.telemetry.toolCallFinished(rec, { tool: s.federated, server: s.server, sessionId: s.caller.sessionId });
+  // A request of 2026-07-28 has no session (its caller's sessionId is the request's id, for agentgw's own bookkeeping).
+  const info = s.caller.modern ? { sessionId: undefined, protocolVersion: MODERN_REVISION } : { sessionId: s.caller.sessionId };
+  dp.telemetry.toolCallFinished(rec, { tool: s.federated, server: s.server, ...info });
   metrics.observe(s.server, s.metricTool, outcome.error?.code ?? 'ok', rec.latency_ms / 1000);
   await journaled.catch(() => undefined);
 }

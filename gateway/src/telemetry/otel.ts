@@ -27,7 +27,10 @@ export function otelTraceId(tenantId: string, traceId: string): string {
 export interface ToolCallInfo {
   tool: string;
   server: string;
-  sessionId: string;
+  /** The MCP session of the call; undefined for a request of 2026-07-28, which has none. */
+  sessionId: string | undefined;
+  /** The protocol revision of the client's request, when it says so in the request (2026-07-28). */
+  protocolVersion?: string;
 }
 
 /** One span per data-plane request, with OpenTelemetry GenAI semantic-convention attributes, exported over OTLP/HTTP. */
@@ -98,7 +101,8 @@ export class GenAiSpans {
           'gen_ai.tool.type': 'extension',
           'gen_ai.conversation.id': r.trace_id,
           'mcp.method.name': 'tools/call',
-          'mcp.session.id': call.sessionId,
+          ...(call.sessionId !== undefined ? { 'mcp.session.id': call.sessionId } : {}),
+          ...(call.protocolVersion !== undefined ? { 'mcp.protocol.version': call.protocolVersion } : {}),
           'agentgw.mcp.server': call.server,
           'agentgw.request_id': r.request_id,
           'agentgw.trace_id': r.trace_id,
