@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminApi } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
@@ -89,4 +90,20 @@ describe('a malformed Authorization header is answered as malformed, not as miss
     expect(body.error.message).toMatch(/^The Authorization header is malformed/);
     expect(JSON.stringify(body)).not.toContain(key);
   });
+});
+
+test('the one-match reading of a plain Bearer header gives the key the word split gives, for any header', () => {
+  const split = (header: string) => {
+    const words = header.trim().split(/\s+/).filter(Boolean);
+    return words.length === 2 && words[0]!.toLowerCase() === 'bearer' ? words[1] : undefined;
+  };
+  const ws = fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u2028', '\ufeff', '  ');
+  const header = fc.oneof(
+    fc.string({ unit: 'binary' }),
+    fc.tuple(fc.array(ws, { maxLength: 2 }), fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr', 'Bearer:', 'Basic'), fc.array(ws, { maxLength: 3 }), fc.string({ unit: 'binary', maxLength: 40 }), fc.array(ws, { maxLength: 2 })).map(([a, b, c, d, e]) => `${a.join('')}${b}${c.join('')}${d}${e.join('')}`),
+  );
+  fc.assert(fc.property(header, (h) => {
+    const r = bearerKey(h);
+    expect('key' in r ? r.key : undefined).toBe(split(h));
+  }), { numRuns: 5000 });
 });

@@ -4,11 +4,17 @@ import { KeyHasher } from '../security/keys.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import type { StoredAgent } from '../storage/store.js';
 
+/** `Bearer <KEY>`, with any whitespace around and between, "Bearer" in any case: exactly the two words below. */
+const BEARER = /^\s*[Bb][Ee][Aa][Rr][Ee][Rr]\s+(\S+)\s*$/;
+
 /**
  * The key of an `Authorization: Bearer <KEY>` header, else what is wrong with it: `missing` (no header, or an empty
  * one) or a sentence saying how the header is malformed (never quoting it: it may hold a key).
  */
 export function bearerKey(header: string | undefined): { key: string } | { missing: true } | { malformed: string } {
+  // The header as clients send it, read in one match (the same key the words below give); anything else is split.
+  const plain = header === undefined ? null : BEARER.exec(header);
+  if (plain) return { key: plain[1]! };
   const words = (header ?? '').trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) return { missing: true };
   if (words[0]!.toLowerCase() !== 'bearer') return { malformed: 'it must be the word "Bearer", a space, then the key' };
