@@ -3,7 +3,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 
 describe.each(['sqlite', 'postgres'] as const)('requested_model on %s', (storage) => {
@@ -26,11 +26,7 @@ describe.each(['sqlite', 'postgres'] as const)('requested_model on %s', (storage
     for await (const _ of stream) void _;
     await client.chat.completions.create({ model: 'a/mock-1', messages: [{ role: 'user', content: 'hi' }] });
     await expect(client.chat.completions.create({ model: 'a/not-allowed', messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow();
-    const api = adminApi(gw.adminUrl, gw.adminKey);
-    const detail = await eventually(async () => {
-      const r = await api<TraceDetail>('GET', `/traces/${trace}`);
-      return r.status === 200 && r.body.requests.length === 4 ? r.body : undefined;
-    }, 10_000, 'the four steps');
+    const detail = await traceWithSteps(gw, trace, 4, 10_000);
     expect(detail.requests.map((r) => [r.requested_model, r.model])).toEqual([
       ['team-default', 'a/mock-1'],
       ['glob-fast', 'a/mock-2'],

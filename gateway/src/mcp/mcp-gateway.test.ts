@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { adminApi, eventually, type TraceDetail, traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, TEST_REDIS_URL, type TestGateway, type TestGatewayOptions } from '../test-support/gateway.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
@@ -155,11 +155,7 @@ describe.each(MODES)('/mcp on $name', (mode) => {
     await c.close();
     // The configured headers reach the upstream (a secret from ${ENV} in a real config).
     expect(upstream.headers.some((h) => h['x-upstream-token'] === 'upstream-secret')).toBe(true);
-    const api = adminApi(gw.adminUrl, gw.adminKey);
-    const detail = await eventually(async () => {
-      const res = await api<TraceDetail>('GET', `/traces/${trace}`);
-      return res.status === 200 && res.body.requests.length === 3 ? res.body : undefined;
-    });
+    const detail = await traceWithSteps(gw, trace, 3);
     expect(detail.requests.map((s) => [s.endpoint, s.tool, s.status])).toEqual([
       ['chat.completions', null, 'ok'],
       ['mcp', 'web/search', 'ok'],
@@ -376,11 +372,7 @@ describe.each(MODES)('/mcp on $name', (mode) => {
       const r = (await c.client.callTool({ name: 'web__search', arguments: { query: 'c' } })) as CallToolResult;
       expect(errorCode(r)).toBe('agent_suspended');
       // Both refusals are blocked steps of the trace, as on /v1.
-      const api = adminApi(gw.adminUrl, gw.adminKey);
-      const detail = await eventually(async () => {
-        const res = await api<TraceDetail>('GET', `/traces/${trace}`);
-        return res.status === 200 && res.body.requests.length === 3 ? res.body : undefined;
-      });
+      const detail = await traceWithSteps(gw, trace, 3);
       expect(detail.requests.map((s) => [s.endpoint, s.status, s.error_code])).toEqual([
         ['mcp', 'ok', null],
         ['mcp', 'blocked', 'trace_stopped'],

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { rpc } from '../test-support/mcp-2026.js';
 
@@ -81,10 +81,7 @@ describe('a hostile 2026-07-28 upstream, and agents trying the round members', (
     // The retry with the sealed state: the upstream gets its own state back, and the completed call costs its price.
     const done = await rpc(`${gw.url}/mcp/h`, keys.a, 'tools/call', { name: 'paid', arguments: {}, inputResponses: { who: { action: 'accept', content: {} } }, requestState: result.requestState, _meta: CAPS }, { 'x-agent-trace-id': trace });
     expect(JSON.stringify(done.response?.result)).toContain('done with state-of-paid');
-    const detail = await eventually(async () => {
-      const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${trace}`);
-      return res.status === 200 && res.body.requests.length === 2 ? res.body : undefined;
-    });
+    const detail = await traceWithSteps(gw, trace, 2);
     expect(detail.requests.map((s) => s.cost)).toEqual([0, 5]);
   });
 

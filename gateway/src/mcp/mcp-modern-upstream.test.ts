@@ -6,7 +6,7 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { ENVELOPE, REVISION, rpc, textOf } from '../test-support/mcp-2026.js';
 import { type ConformanceUpstream, startConformanceUpstream } from './__fixtures__/conformance-upstream.js';
@@ -53,10 +53,7 @@ describe('a 2026-07-28 client through agentgw to a 2026-07-28 upstream', () => {
     expect(upstream.received).toContain('name: [REDACTED:EMAIL]');
     expect(upstream.received.join('\n')).not.toContain('ann.lee@example.org');
 
-    const detail = await eventually(async () => {
-      const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${trace}`);
-      return res.status === 200 && res.body.requests.length === 2 ? res.body : undefined;
-    });
+    const detail = await traceWithSteps(gw, trace, 2);
     expect(detail.requests.map((s) => [s.tool, s.status, s.cost])).toEqual([
       [`conf/${ELICIT}`, 'ok', 0],
       [`conf/${ELICIT}`, 'ok', 0.02],

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { eventually, traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../test-support/gateway.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
@@ -81,10 +81,7 @@ describe('/mcp/<server>', () => {
     } finally {
       await client.close();
     }
-    const detail = await eventually(async () => {
-      const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${trace}`);
-      return res.status === 200 && res.body.requests.length === 6 ? res.body : undefined;
-    });
+    const detail = await traceWithSteps(gw, trace, 6);
     expect(detail.requests.map((s) => [s.endpoint, s.tool, s.status])).toEqual([
       ['mcp', 'web/search', 'ok'],
       ['mcp', 'web/docs__search', 'error'],

@@ -3,7 +3,7 @@
 // rules, PII rules, prices and trace steps as a session's requests. Raw HTTP, as that revision's wire has it.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { type Message, REVISION, errorMeta, rpc, textOf } from '../test-support/mcp-2026.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
@@ -82,10 +82,7 @@ describe('2026-07-28 requests on /mcp and /mcp/<server>', () => {
     // Its message as written: no "MCP error -32602: " before it (the client's SDK adds its own).
     expect(unknown.response?.error?.message).toMatch(/^Unknown tool web__search: /);
 
-    const detail = await eventually(async () => {
-      const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${trace}`);
-      return res.status === 200 && res.body.requests.length === 6 ? res.body : undefined;
-    });
+    const detail = await traceWithSteps(gw, trace, 6);
     expect(detail.requests.map((s) => [s.endpoint, s.tool, s.status])).toEqual([
       ['mcp', 'web/search', 'ok'],
       ['mcp', 'web/delete_everything', 'blocked'],

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { adminApi, eventually, type TraceDetail } from '../test-support/admin-api.js';
+import { adminApi, eventually, traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
 import { type HttpMcpFixture, startHttpMcpServer } from './__fixtures__/http-mcp-server.js';
 
@@ -90,10 +90,7 @@ describe('tool rules on /mcp', () => {
       await client.close();
     }
     expect(await metric()).toBe(deniedBefore + 2);
-    const detail = await eventually(async () => {
-      const res = await api<TraceDetail>('GET', `/traces/${trace}`);
-      return res.status === 200 && res.body.requests.length === 6 ? res.body : undefined;
-    });
+    const detail = await traceWithSteps(gw, trace, 6);
     // The step carries the decision and the rule, as a model step's tool_calls do.
     expect(detail.requests.map((s) => s.tool_calls?.map((c) => [c.name, c.decision, c.rule?.index ?? null, c.reason]))).toEqual([
       [['web/search', 'denied', 1, 'no destructive searches']],

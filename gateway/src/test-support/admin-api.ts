@@ -105,3 +105,11 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** The trace once GET /api/traces/{id} lists `steps` steps (recorded or running), polled as `eventually` does. */
+export function traceWithSteps(gw: { adminUrl: string; adminKey: string }, traceId: string, steps: number, timeoutMs = 5000): Promise<TraceDetail> {
+  return eventually(async () => {
+    const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${encodeURIComponent(traceId)}`);
+    return res.status === 200 && res.body.requests.length === steps ? res.body : undefined;
+  }, timeoutMs, `trace ${traceId} with ${steps} steps`);
+}
