@@ -1,6 +1,6 @@
 // The federated catalog one agent sees: every upstream's tools, prompts and resources under agentgw's names, filtered
 // by the effective policy (the agent's AND X-Agent-Policy's). Tool calls go through tool-call.ts.
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { GetPromptResultSchema, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type {
   CallToolRequest,
   CallToolResult,
@@ -31,7 +31,7 @@ import type { DataPlane } from '../data-plane/data-plane.js';
 import type { McpMetrics } from './mcp-metrics.js';
 import { federatedUri, type Naming, namingOf, policyToolName, splitFederatedUri } from './names.js';
 import { refusedRequest, unknownName } from './refusal.js';
-import { inputRequiredAnswer, isInputRequired, retryParams, type RoundBinding } from './input-rounds.js';
+import { argumentsDigest, completeAnswer, inputRequiredAnswer, isInputRequired, retryParams, type RoundBinding } from './input-rounds.js';
 import { callTool, type McpCaller, type ToolCallDeps } from './tool-call.js';
 import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
@@ -330,11 +330,11 @@ export class Federation {
     let r: ReadResourceResult;
     try {
       if (channel && caller.modern) {
-        const round: RoundBinding = { agentId: caller.agent.id, server: upstream.name, method: 'resources/read', name: split.uri };
-        const params = { uri: split.uri, ...retryParams(this.dp.hasher, caller.modern, eff, round) };
+        const round: RoundBinding = { agentId: caller.agent.id, server: upstream.name, method: 'resources/read', name: split.uri, args: '' };
+        const params = { uri: split.uri, ...retryParams(this.dp.hasher, caller.modern, eff, round).params };
         const answer = await this.upstreamCall(() => upstream.modernRequest(channel, 'resources/read', params, caller.modern!.envelope, { signal }));
         if (isInputRequired(answer)) return inputRequiredAnswer(this.dp.hasher, answer, eff, round) as ReadResourceResult;
-        r = answer as ReadResourceResult;
+        r = await this.upstreamCall(async () => completeAnswer(ReadResourceResultSchema, answer, upstream.name));
       } else {
         r = await this.upstreamCall(() => upstream.request((c, o) => c.readResource({ uri: split.uri }, o), signal));
       }
@@ -370,11 +370,11 @@ export class Federation {
     const channel = caller.modern ? await this.upstreamCall(() => upstream.modern()) : null;
     let r: GetPromptResult;
     if (channel && caller.modern) {
-      const round: RoundBinding = { agentId: caller.agent.id, server: upstream.name, method: 'prompts/get', name: split.name };
-      const params = { name: split.name, ...(args ? { arguments: args } : {}), ...retryParams(this.dp.hasher, caller.modern, eff, round) };
+      const round: RoundBinding = { agentId: caller.agent.id, server: upstream.name, method: 'prompts/get', name: split.name, args: argumentsDigest(args) };
+      const params = { name: split.name, ...(args ? { arguments: args } : {}), ...retryParams(this.dp.hasher, caller.modern, eff, round).params };
       const answer = await this.upstreamCall(() => upstream.modernRequest(channel, 'prompts/get', params, caller.modern!.envelope, { signal }));
       if (isInputRequired(answer)) return inputRequiredAnswer(this.dp.hasher, answer, eff, round) as GetPromptResult;
-      r = answer as GetPromptResult;
+      r = await this.upstreamCall(async () => completeAnswer(GetPromptResultSchema, answer, upstream.name));
     } else {
       r = await this.upstreamCall(() => upstream.request((c, o) => c.getPrompt({ name: split.name, arguments: args }, o), signal));
     }

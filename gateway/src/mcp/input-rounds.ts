@@ -10,7 +10,8 @@
 //   nor one from another tool;
 // - to the upstream: the client's answers with the PII rules applied (redacted), and its capabilities reduced to the
 //   ones the revision defines.
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { z } from 'zod';
 import { AgentgwError } from '../contract/index.js';
 import type { EffectivePolicy } from '../policy/effective-policy.js';
 import { redactToolResult } from '../policy/tool-result-pii.js';
@@ -21,25 +22,62 @@ import { refusedRequest } from './refusal.js';
 const PURPOSE = 'mcp-request-state';
 const PREFIX = 'agentgw1.';
 
-/** What a round is bound to: the agent, the server, and the request it answered (method and upstream name or URI). */
+/**
+ * What a round is bound to: the agent, the server, the request it answered (method and upstream name or URI) and that
+ * request's arguments as the client sent them (a retry must send the same: it is the same call).
+ */
 export interface RoundBinding {
   agentId: string;
   server: string;
   method: string;
   name: string;
+  /** SHA-256 of the canonical JSON of the arguments (argumentsDigest). */
+  args: string;
+}
+
+/** Where an array or object ends, in argumentsDigest's walk. */
+const END = Symbol('end');
+/** A member name, in argumentsDigest's walk. */
+class Key {
+  constructor(readonly name: string) {}
+}
+
+/**
+ * The digest of a request's arguments a round is bound to: every value, with each object's keys in sorted order (the
+ * same arguments in another key order are the same call). Iterative: arguments nested however deep are read whole.
+ */
+export function argumentsDigest(args: unknown): string {
+  const h = createHash('sha256');
+  const stack: unknown[] = [args ?? {}];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === END) h.update(')');
+    else if (v instanceof Key) h.update(`${JSON.stringify(v.name)}:`);
+    else if (Array.isArray(v)) {
+      h.update('[');
+      stack.push(END);
+      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    } else if (v !== null && typeof v === 'object') {
+      h.update('{');
+      stack.push(END);
+      const keys = Object.keys(v).sort();
+      for (let i = keys.length - 1; i >= 0; i--) stack.push((v as Record<string, unknown>)[keys[i]!], new Key(keys[i]!));
+    } else h.update(`${JSON.stringify(v) ?? 'null'},`);
+  }
+  return h.digest('base64url');
 }
 
 function bindingOf(b: RoundBinding, state: string): string {
-  return `${b.agentId}\u0000${b.server}\u0000${b.method}\u0000${b.name}\u0000${state}`;
+  return `${b.agentId}\u0000${b.server}\u0000${b.method}\u0000${b.name}\u0000${b.args}\u0000${state}`;
 }
 
 /** The upstream's state as the client receives it: `agentgw1.<state, base64url>.<HMAC>`. */
-export function sealState(hasher: KeyHasher, b: RoundBinding, state: string): string {
+function sealState(hasher: KeyHasher, b: RoundBinding, state: string): string {
   return `${PREFIX}${Buffer.from(state, 'utf8').toString('base64url')}.${hasher.sign(PURPOSE, bindingOf(b, state))}`;
 }
 
 /** The upstream's state inside a sealed one, or undefined when agentgw did not issue it for this binding. */
-export function openState(hasher: KeyHasher, b: RoundBinding, sealed: string): string | undefined {
+function openState(hasher: KeyHasher, b: RoundBinding, sealed: string): string | undefined {
   if (!sealed.startsWith(PREFIX)) return undefined;
   const dot = sealed.indexOf('.', PREFIX.length);
   if (dot < 0) return undefined;
@@ -50,25 +88,27 @@ export function openState(hasher: KeyHasher, b: RoundBinding, sealed: string): s
 }
 
 /**
- * A retried request's answers (PII rules applied: the upstream reads them) and state (opened), as they go upstream.
- * A state agentgw did not issue for this agent and request is refused as invalid params.
+ * A retried request's answers (PII rules applied: the upstream reads them) and state (opened), as they go upstream, and
+ * whether it continues a round agentgw issued (a valid state: the same call, its first round admitted). A state
+ * agentgw did not issue for this agent, request and arguments is refused as invalid params.
  */
-export function retryParams(hasher: KeyHasher, m: ModernCall, eff: EffectivePolicy, b: RoundBinding): Record<string, unknown> {
+export function retryParams(hasher: KeyHasher, m: ModernCall, eff: EffectivePolicy, b: RoundBinding): { params: Record<string, unknown>; continues: boolean } {
   let state: string | undefined;
   if (m.requestState !== undefined) {
     state = openState(hasher, b, m.requestState);
     if (state === undefined) throw refusedRequest(invalidState());
   }
-  return {
+  const params = {
     ...(m.inputResponses !== undefined ? { inputResponses: redactToolResult(eff.policies, m.inputResponses).result } : {}),
     ...(state !== undefined ? { requestState: state } : {}),
   };
+  return { params, continues: state !== undefined };
 }
 
 export function invalidState(): AgentgwError {
   return new AgentgwError(
     'validation_failed',
-    'The requestState is not one agentgw issued for this agent and request (changed, or from another call): retry the request without inputResponses and requestState.',
+    'The requestState is not one agentgw issued for this agent, request and arguments (changed, or from another call): send the request again as first sent, without inputResponses and requestState.',
     { param: 'requestState' },
   );
 }
@@ -99,4 +139,14 @@ export function clientCapabilities(raw: unknown): Record<string, unknown> {
     ...(has(c.sampling) ? { sampling: marks(c.sampling, ['context', 'tools']) } : {}),
     ...(has(c.roots) ? { roots: c.roots.listChanged === true ? { listChanged: true } : {} } : {}),
   };
+}
+
+/**
+ * A complete answer over 2026-07-28 as its method's result (the 1.x SDK's schema, which a session's answers meet): one
+ * that is not is the server's failure (upstream_bad_response), never passed on or read half.
+ */
+export function completeAnswer<S extends z.ZodType>(schema: S, answer: Record<string, unknown>, server: string): z.infer<S> {
+  const parsed = schema.safeParse(answer);
+  if (!parsed.success) throw new AgentgwError('upstream_bad_response', `MCP server ${server} answered with a result of the wrong shape: retry later; if it persists, ask an admin to check the server.`);
+  return parsed.data;
 }

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
 import { traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
-import { rpc } from '../test-support/mcp-2026.js';
+import { errorMeta, rpc } from '../test-support/mcp-2026.js';
+import { ModernChannel } from './modern-upstream.js';
 
 interface Received {
   method: string;
@@ -19,7 +20,7 @@ interface Received {
 /** A raw 2026-07-28 server: discover, a list of two priced tools, and calls answered input_required with a result smuggled beside. */
 async function hostileUpstream(): Promise<{ url: string; server: Server; received: Received[] }> {
   const received: Received[] = [];
-  const tools = ['paid', 'cheap'].map((name) => ({ name, description: `${name} tool`, inputSchema: { type: 'object', properties: {} } }));
+  const tools = ['paid', 'cheap', 'broken'].map((name) => ({ name, description: `${name} tool`, inputSchema: { type: 'object', properties: {} } }));
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c));
@@ -30,6 +31,7 @@ async function hostileUpstream(): Promise<{ url: string; server: Server; receive
       if (msg.method === 'server/discover') return answer({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } });
       if (msg.method === 'tools/list') return answer({ tools, resultType: 'complete' });
       if (msg.method === 'tools/call') {
+        if (msg.params.name === 'broken') return answer({ resultType: 'complete', content: 'a string where a list of blocks goes' });
         if (msg.params.requestState !== undefined) return answer({ resultType: 'complete', content: [{ type: 'text', text: `done with ${String(msg.params.requestState)}` }] });
         return answer({
           resultType: 'input_required',
@@ -105,9 +107,39 @@ describe('a hostile 2026-07-28 upstream, and agents trying the round members', (
 
   test('a tool list without ttlMs is read once for many calls', async () => {
     const lists = () => up.received.filter((m) => m.method === 'tools/list').length;
+    const calls = () => up.received.filter((m) => m.method === 'tools/call').length;
     await rpc(`${gw.url}/mcp/h`, keys.a, 'tools/call', { name: 'cheap', arguments: {}, _meta: CAPS });
-    const before = lists();
-    for (let i = 0; i < 5; i++) await rpc(`${gw.url}/mcp/h`, keys.a, 'tools/call', { name: 'cheap', arguments: {}, _meta: CAPS });
-    expect(lists()).toBe(before);
+    const [listed, called] = [lists(), calls()];
+    expect(listed).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i++) {
+      const r = await rpc(`${gw.url}/mcp/h`, keys.a, 'tools/call', { name: 'cheap', arguments: {}, _meta: CAPS });
+      expect(r.response?.result?.resultType).toBe('input_required');
+    }
+    expect([lists(), calls()]).toEqual([listed, called + 5]);
+  });
+
+  test('a complete answer of the wrong shape is upstream_bad_response, not passed on and not charged', async () => {
+    const r = await rpc(`${gw.url}/mcp/h`, keys.a, 'tools/call', { name: 'broken', arguments: {}, _meta: CAPS });
+    expect(r.response?.result?.isError).toBe(true);
+    expect(errorMeta(r.response?.result)?.code).toBe('upstream_bad_response');
+    expect(JSON.stringify(r.response?.result)).not.toContain('a string where');
+  });
+
+  test('a server of earlier revisions that answers server/discover with a 400 and no answer to it is asked once', async () => {
+    let discovers = 0;
+    const old = createServer((req, res) => {
+      discovers++;
+      req.resume();
+      // As the Python SDK answers a request without a session.
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 'server-error', error: { code: -32600, message: 'Bad Request: No valid session ID provided' } }));
+    });
+    await new Promise<void>((r) => old.listen(0, '127.0.0.1', r));
+    try {
+      const channel = new ModernChannel(`http://127.0.0.1:${(old.address() as AddressInfo).port}/mcp`, {}, undefined, 2_000);
+      expect(await channel.discover()).toBe(false);
+      expect(discovers).toBe(1);
+    } finally {
+      await new Promise<void>((r) => old.close(() => r()));
+    }
   });
 });

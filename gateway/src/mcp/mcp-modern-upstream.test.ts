@@ -6,9 +6,9 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { adminClient } from '../test-support/admin.js';
-import { traceWithSteps } from '../test-support/admin-api.js';
+import { adminApi, eventually, traceWithSteps } from '../test-support/admin-api.js';
 import { startTestGateway, type TestGateway } from '../test-support/gateway.js';
-import { ENVELOPE, REVISION, rpc, textOf } from '../test-support/mcp-2026.js';
+import { ENVELOPE, REVISION, errorMeta, rpc, textOf } from '../test-support/mcp-2026.js';
 import { type ConformanceUpstream, startConformanceUpstream } from './__fixtures__/conformance-upstream.js';
 
 const ELICIT = 'test_input_required_result_elicitation';
@@ -102,9 +102,11 @@ describe('a 2026-07-28 client through agentgw to a 2026-07-28 upstream', () => {
     });
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let seen = '';
+    // The stream is read for at most 10 s, then ended whatever came (the test fails on what did not).
+    const deadline = setTimeout(() => abort.abort(), 10_000);
     const until = async (text: string) => {
       while (!seen.includes(text)) {
-        const { value, done } = await reader.read();
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true as const }));
         if (done) throw new Error(`the listen stream ended before ${text}: ${seen}`);
         seen += value;
       }
@@ -119,16 +121,72 @@ describe('a 2026-07-28 client through agentgw to a 2026-07-28 upstream', () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
-    await until('notifications/tools/list_changed');
-    heard = true;
-    abort.abort();
-    await changes;
+    try {
+      await until('notifications/tools/list_changed');
+    } finally {
+      heard = true;
+      clearTimeout(deadline);
+      abort.abort();
+      await changes;
+    }
   });
 
   test("an unknown resource is the upstream's -32602 naming the URI the agent asked (SEP-2164)", async () => {
     const r = await rpc(`${gw.url}/mcp`, key, 'resources/read', { uri: 'agentgw://conf/test://nowhere' });
     expect(r.response?.error?.code).toBe(-32602);
     expect(r.response?.error?.data).toMatchObject({ uri: 'agentgw://conf/test://nowhere' });
+  });
+});
+
+describe('the rounds of one call are one call: counted, repeated and approved once', () => {
+  let upstream: ConformanceUpstream;
+  let gw: TestGateway;
+  let key = '';
+  const MULTI = 'test_input_required_result_multi_round';
+
+  beforeAll(async () => {
+    upstream = await startConformanceUpstream();
+    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000 } } } });
+    const { call } = adminClient(gw.adminUrl, gw.adminKey);
+    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+    await call('PUT', '/policies/p-rounds', {
+      tenant_id: 'acme',
+      allowed_tools: ['conf/*'],
+      rules: { retry_block: { max_repeats: 2, window_seconds: 60 }, max_tool_calls_per_trace: 1 },
+      tool_rules: [{ tools: [`conf/${MULTI}`], action: 'approve' }],
+    });
+    key = (await call('POST', '/agents', { name: 'rounds', tenant_id: 'acme', policy_id: 'p-rounds' })).api_key;
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.close();
+  });
+
+  test('a three-round call passes retry_block (2 repeats) and a cap of 1 call per trace, and a person approves its first round only', async () => {
+    const trace = `rounds-${Date.now()}`;
+    const h = { 'x-agent-trace-id': trace };
+    const url = `${gw.url}/mcp/conf`;
+    const api = adminApi(gw.adminUrl, gw.adminKey);
+    const first = rpc(url, key, 'tools/call', { name: MULTI, arguments: {}, _meta: CAPS }, h);
+    const approval = await eventually(async () => (await api('GET', `/approvals?trace_id=${trace}&status=pending`)).body?.data?.[0] as { id: string } | undefined);
+    expect((await api('POST', `/approvals/${approval.id}/approve`, { body: {} })).status).toBe(200);
+    const r1 = (await first).response?.result as { resultType: string; inputRequests: Record<string, unknown>; requestState: string };
+    expect(r1.resultType).toBe('input_required');
+
+    // The same call with the state: no approval asked again, not a repeat, not a second call of the trace.
+    const r2 = (await rpc(url, key, 'tools/call', { name: MULTI, arguments: {}, inputResponses: { step1: { action: 'accept', content: { name: 'Ann' } } }, requestState: r1.requestState, _meta: CAPS }, h)).response?.result as typeof r1;
+    expect(r2.resultType).toBe('input_required');
+    // The state is bound to the arguments: the same state with others is refused.
+    const other = await rpc(url, key, 'tools/call', { name: MULTI, arguments: { extra: 1 }, inputResponses: { step2: { action: 'accept', content: { color: 'red' } } }, requestState: r2.requestState, _meta: CAPS }, h);
+    expect(other.response?.error?.code).toBe(-32602);
+    const r3 = await rpc(url, key, 'tools/call', { name: MULTI, arguments: {}, inputResponses: { step2: { action: 'accept', content: { color: 'red' } } }, requestState: r2.requestState, _meta: CAPS }, h);
+    expect(r3.response?.result?.resultType).toBe('complete');
+    expect(textOf(r3.response?.result)).toMatch(/Ann.*red|red.*Ann/);
+    expect(((await api('GET', `/approvals?trace_id=${trace}`)).body?.data as unknown[]).length).toBe(1);
+
+    // A new call of the same tool in the trace is a second call: the cap refuses it.
+    const again = await rpc(url, key, 'tools/call', { name: MULTI, arguments: {}, _meta: CAPS }, h);
+    expect(errorMeta(again.response?.result)?.code).toBe('tool_calls_exceeded');
   });
 });
 

@@ -13,6 +13,9 @@ import { encodeMcpParamValue, mcpParamDeclarations, paramHeaderValue } from './m
 
 export const MODERN_REVISION = '2026-07-28';
 
+/** Who asks, in every request's `_meta`. */
+const AGENTGW_INFO = { name: 'agentgw', version: VERSION };
+
 /** The most an answer may hold (a larger one is a failure of the server's, not a result). */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 /** The most one event of a listen stream may hold (list changes are a few hundred bytes). */
@@ -24,7 +27,7 @@ const NAME_SOURCE: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'pro
 /** A client's request of the 2026-07-28 revision, as far as it goes upstream with what agentgw forwards. */
 export interface ModernCall {
   /** Its `_meta` envelope: its capabilities (what an upstream may ask of it in input requests), log level and info. */
-  envelope: { capabilities: unknown; logLevel?: unknown; clientInfo?: unknown };
+  envelope: { capabilities: unknown; logLevel?: unknown };
   /** The answers to an earlier input_required result, and the state that came with it (opaque: the upstream's). */
   inputResponses?: Record<string, unknown>;
   requestState?: string;
@@ -82,16 +85,16 @@ export class ModernChannel {
   }
 
   /**
-   * One request. `envelope` is the client's: its capabilities (what its input requests may ask), log level and info;
-   * the protocol version is this revision's. A JSON-RPC error is thrown as McpError (code, message and data as sent).
+   * One request. `envelope` is the client's: its capabilities (what its input requests may ask) and log level; the
+   * protocol version is this revision's, and the client named is agentgw (as on its sessions). A JSON-RPC error is thrown as McpError (code, message and data as sent).
    */
-  async request(method: string, params: Record<string, unknown>, envelope: { capabilities: unknown; logLevel?: unknown; clientInfo?: unknown }, options: ModernRequestOptions = {}): Promise<Record<string, unknown>> {
+  async request(method: string, params: Record<string, unknown>, envelope: ModernCall['envelope'], options: ModernRequestOptions = {}): Promise<Record<string, unknown>> {
     const id = this.nextId++;
     const meta: Record<string, unknown> = {
       ...(params._meta as Record<string, unknown> | undefined),
       [PROTOCOL_VERSION_META_KEY]: MODERN_REVISION,
       [CLIENT_CAPABILITIES_META_KEY]: envelope.capabilities ?? {},
-      [CLIENT_INFO_META_KEY]: envelope.clientInfo ?? { name: 'agentgw', version: VERSION },
+      [CLIENT_INFO_META_KEY]: AGENTGW_INFO,
     };
     if (envelope.logLevel !== undefined) meta['io.modelcontextprotocol/logLevel'] = envelope.logLevel;
     const headers: Record<string, string> = {
@@ -121,7 +124,16 @@ export class ModernChannel {
     try {
       const type = res.headers.get('content-type') ?? '';
       if (type.startsWith('text/event-stream') && res.ok) return await this.fromStream(res, id, options);
-      if (type.includes('json')) return answerOf(JSON.parse(await readCapped(res)), id);
+      if (type.includes('json')) {
+        const message: unknown = JSON.parse(await readCapped(res));
+        try {
+          return answerOf(message, id);
+        } catch (e) {
+          // An error status with a body that is no answer to this request (another id, no error member): the status says it.
+          if (e instanceof ModernTransportError && !res.ok) throw new ModernTransportError(`HTTP ${res.status}`, res.status);
+          throw e;
+        }
+      }
       await res.body?.cancel().catch(() => undefined);
       throw new ModernTransportError(`HTTP ${res.status}`, res.status);
     } catch (e) {
@@ -132,13 +144,14 @@ export class ModernChannel {
 
   /**
    * subscriptions/listen: a stream of the server's list changes (tools, prompts, resources), each handed on as it
-   * comes, until the server ends it or `signal` aborts. Resolves when it ends; throws when it cannot be opened.
+   * comes, until the server ends it or `signal` aborts (`onopen` once the server took it). Resolves when it ends;
+   * throws when it cannot be opened.
    */
-  async listen(onnotification: (n: ModernNotification) => void, signal: AbortSignal): Promise<void> {
+  async listen(onnotification: (n: ModernNotification) => void, signal: AbortSignal, onopen?: () => void): Promise<void> {
     const id = this.nextId++;
     const params = {
       notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true },
-      _meta: { [PROTOCOL_VERSION_META_KEY]: MODERN_REVISION, [CLIENT_CAPABILITIES_META_KEY]: {}, [CLIENT_INFO_META_KEY]: { name: 'agentgw', version: VERSION } },
+      _meta: { [PROTOCOL_VERSION_META_KEY]: MODERN_REVISION, [CLIENT_CAPABILITIES_META_KEY]: {}, [CLIENT_INFO_META_KEY]: AGENTGW_INFO },
     };
     const headers = { ...this.headers, 'content-type': 'application/json', accept: 'text/event-stream, application/json', 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'subscriptions/listen' };
     const res = await (this.fetchImpl ?? fetch)(this.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params }), signal });
@@ -146,10 +159,17 @@ export class ModernChannel {
       await res.body?.cancel().catch(() => undefined);
       throw new ModernTransportError(`HTTP ${res.status}`, res.status);
     }
+    onopen?.();
+    // Bytes fed since the last event or comment (a server's keep-alive): one event larger than any notice is a server
+    // gone wrong, not one to hold.
     let sinceEvent = 0;
+    let ended = false;
     const parser = createParser({
+      onComment: () => {
+        ended = true;
+      },
       onEvent: (event) => {
-        sinceEvent = 0;
+        ended = true;
         try {
           const m = JSON.parse(event.data) as { id?: unknown; method?: unknown; params?: Record<string, unknown> };
           if (m.id === undefined && typeof m.method === 'string') onnotification({ method: m.method, params: m.params });
@@ -163,10 +183,10 @@ export class ModernChannel {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        // Bytes since the last event: one event larger than any notice is a server gone wrong, not one to hold.
-        sinceEvent += value.length;
-        if (sinceEvent > MAX_NOTICE_BYTES) throw new ModernTransportError(`a listen-stream event is larger than ${MAX_NOTICE_BYTES} bytes`);
+        ended = false;
         parser.feed(value);
+        sinceEvent = ended ? 0 : sinceEvent + value.length;
+        if (sinceEvent > MAX_NOTICE_BYTES) throw new ModernTransportError(`a listen-stream event is larger than ${MAX_NOTICE_BYTES} bytes`);
       }
     } finally {
       void reader.cancel().catch(() => undefined);
@@ -238,7 +258,7 @@ function answerOf(message: unknown, id: number): Record<string, unknown> {
 }
 
 /** A JSON-RPC error as the server sent it: its message kept as written (McpError would prefix "MCP error <code>:"). */
-export class UpstreamAnswerError extends McpError {
+class UpstreamAnswerError extends McpError {
   constructor(code: number, message: string, data?: unknown) {
     super(code, message, data);
     this.message = message;

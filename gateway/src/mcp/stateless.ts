@@ -4,7 +4,8 @@
 // methods), answers server/discover and subscriptions/listen, and adds what results of that revision carry (resultType,
 // the lists' ttlMs and cacheScope); each request gets a server whose handlers are the sessions' own: Federation's, so
 // the same auth (done by the front before), allow-lists, tool rules, PII rules, prices, budgets and trace steps apply
-// as to a session's request. Upstreams are reached as for sessions, over their own connections.
+// as to a session's request. An upstream that serves this revision too is reached over it (modern-upstream.ts), the
+// others over their sessions.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, McpError, type ProgressToken } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -26,6 +27,16 @@ import type { McpCaller } from './tool-call.js';
 import { clientCapabilities } from './input-rounds.js';
 import { mcpParamDeclarations, mcpParamMismatch } from './mcp-param-headers.js';
 import { one, pipe, toWebRequest } from './web-exchange.js';
+
+/** The syslog levels MCP log messages carry, least severe first. */
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/** Whether a message of `level` is one a client that set `wanted` hears (false when it set none). */
+function atOrAbove(level: unknown, wanted: unknown): boolean {
+  const at = LOG_LEVELS.indexOf(level as string);
+  const from = LOG_LEVELS.indexOf(wanted as string);
+  return at >= 0 && from >= 0 && at >= from;
+}
 
 /**
  * A handler whose JSON-RPC errors reach the client with their message as written: the 1.x SDK's McpError (what
@@ -59,7 +70,8 @@ function callerOf(ctx: ServerContext): McpCaller {
       inputResponses: ctx.mcpReq.inputResponses,
       requestState: typeof state === 'string' ? state : undefined,
       relay: (n, server) => {
-        if (n.method !== 'notifications/message' || !n.params) return;
+        // Log messages only as the client asked for them in its _meta (none without a level, none below it).
+        if (n.method !== 'notifications/message' || !n.params || !atOrAbove(n.params.level, envelope[LOG_LEVEL_META_KEY])) return;
         const own = typeof n.params.logger === 'string' ? n.params.logger : undefined;
         const logger = caller.scope !== undefined ? own : own ? `${server}/${own}` : server;
         void ctx.mcpReq.notify({ method: 'notifications/message', params: { ...n.params, ...(logger !== undefined ? { logger } : {}) } as never }).catch(() => undefined);

@@ -14,7 +14,7 @@ import { toAgentgwError } from '../http/error-handler.js';
 import { newRequestId } from '../http/request-id.js';
 import type { Admitting } from '../policy/admitting.js';
 import { currentAgent } from '../policy/auth.js';
-import { TOOL_CHECKS } from '../policy/checks.js';
+import { TOOL_CHECKS, TOOL_ROUND_CHECKS } from '../policy/checks.js';
 import type { EffectivePolicy } from '../policy/effective-policy.js';
 import { redactRequestPii, EVERY_PART } from '../policy/pii/index.js';
 import { PII_TYPES } from '../contract/index.js';
@@ -31,7 +31,7 @@ import { refusedCall, unknownName } from './refusal.js';
 import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
-import { type RoundBinding, inputRequiredAnswer, invalidState, isInputRequired, retryParams } from './input-rounds.js';
+import { type RoundBinding, argumentsDigest, completeAnswer, inputRequiredAnswer, invalidState, isInputRequired, retryParams } from './input-rounds.js';
 import { type ModernCall, type ModernChannel, type ModernNotification, MODERN_REVISION } from './modern-upstream.js';
 
 /** Who sent one /mcp request, as its HTTP request said: the agent, X-Agent-Policy, and the trace it belongs to. */
@@ -131,8 +131,8 @@ export async function callTool(
     const eff = deps.effective(ctx.agent, ctx.headerPolicyId);
     ctx.policy = eff;
     // A retried round's answers and state, read before any check: a state agentgw did not issue is refused here.
-    const round: RoundBinding = { agentId: ctx.agent.id, server: upstream.name, method: 'tools/call', name: split.name };
-    let retry: Record<string, unknown> | undefined;
+    const round: RoundBinding = { agentId: ctx.agent.id, server: upstream.name, method: 'tools/call', name: split.name, args: channel && caller.modern ? argumentsDigest(params.arguments) : '' };
+    let retry: ReturnType<typeof retryParams> | undefined;
     if (channel && caller.modern) {
       try {
         retry = retryParams(dp.hasher, caller.modern, eff, round);
@@ -141,24 +141,26 @@ export async function callTool(
         throw e;
       }
     }
+    // A later round of a call is the same call: not a repeat, not another call of the trace, not approved again.
+    const continues = retry?.continues === true;
     const price = upstream.priceOf(split.name);
     a = admitting(dp, ctx, eff, serverTool, params.arguments, price);
     try {
-      for (const check of TOOL_CHECKS) await check.run(a);
+      for (const check of continues ? TOOL_ROUND_CHECKS : TOOL_CHECKS) await check.run(a);
     } finally {
       ctx.piiTypes = a.piiTypes;
       if (a.toolDecision && a.toolDecision.action !== 'approve') step.toolCalls = [decidedCall(ctx.requestId, serverTool, a.toolDecision)];
     }
     // A call an `approve` rule names waits for a person once every check passed (its arguments as PII rules left them).
     dp.running.begin(ctx, serverTool);
-    if (a.toolDecision?.action === 'approve') await holdForApproval(dp, ctx, step, serverTool, a.toolDecision, a.body, signal, onprogress);
+    if (a.toolDecision?.action === 'approve' && !continues) await holdForApproval(dp, ctx, step, serverTool, a.toolDecision, a.body, signal, onprogress);
     if (eff.captureBodies) ctx.capturedBody = capture(a.body);
     const args = toolCallArguments(a.body);
     sent = true;
     let upstreamResult: CallToolResult;
     if (channel && caller.modern) {
       const wire = upstream.modernDefinition(split.name) ?? tool;
-      const answer = await modernCall(upstream, channel, caller.modern, retry, split.name, args, wire.inputSchema, signal, onprogress);
+      const answer = await modernCall(upstream, channel, caller.modern, retry?.params, split.name, args, wire.inputSchema, signal, onprogress);
       if (isInputRequired(answer)) {
         // A round that asks the client for input costs nothing: the call is charged once, when it completes.
         await release(dp, a);
@@ -166,7 +168,7 @@ export async function callTool(
         await record(step, { httpStatus: 200, cost: 0 });
         return inputRequiredAnswer(dp.hasher, answer, eff, round) as CallToolResult;
       }
-      upstreamResult = answer as CallToolResult;
+      upstreamResult = completeAnswer(CallToolResultSchema, answer, upstream.name);
     } else {
       upstreamResult = (await upstream.request(
         // With onprogress the SDK asks the upstream for progress under a token of its own and hands each notification back.

@@ -464,24 +464,32 @@ export class Upstream {
    */
   private async listenTo(channel: ModernChannel): Promise<void> {
     let failures = 0;
+    let opened = false;
+    const changed = (kind: 'tools' | 'prompts' | 'resources') => {
+      if (kind === 'tools') {
+        this.modernTools = null;
+        this.modernLoading = null;
+        this.modernGeneration++;
+      }
+      this.events.listChanged?.(kind);
+    };
+    // While the stream was down, changes were not heard: once it opens again, every list counts as changed.
+    const onopen = () => {
+      if (opened) for (const kind of ['tools', 'prompts', 'resources'] as const) changed(kind);
+      opened = true;
+    };
     while (!this.closed) {
-      const opened = Date.now();
+      const since = Date.now();
       try {
         await channel.listen((n) => {
           const kind = n.method === 'notifications/tools/list_changed' ? 'tools' : n.method === 'notifications/prompts/list_changed' ? 'prompts' : n.method === 'notifications/resources/list_changed' ? 'resources' : undefined;
-          if (kind === undefined) return;
-          if (kind === 'tools') {
-            this.modernTools = null;
-            this.modernLoading = null;
-            this.modernGeneration++;
-          }
-          this.events.listChanged?.(kind);
-        }, this.listening.signal);
+          if (kind !== undefined) changed(kind);
+        }, this.listening.signal, onopen);
       } catch {
         // Not open now: tried again after the backoff.
       }
       if (this.closed) return;
-      failures = Date.now() - opened >= STABLE_AFTER_MS ? 1 : failures + 1;
+      failures = Date.now() - since >= STABLE_AFTER_MS ? 1 : failures + 1;
       await new Promise<void>((r) => setTimeout(r, backoffMs(failures)).unref());
     }
   }

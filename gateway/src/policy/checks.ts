@@ -20,3 +20,10 @@ export const CHECKS: readonly Check[] = [traceStopCheck, modelAllowListCheck, pi
  * arguments as the agent sent them, before PII may redact them), the per-trace call cap for rpm/tpm.
  */
 export const TOOL_CHECKS: readonly Check[] = [traceStopCheck, toolAllowListCheck, toolRulesCheck, piiCheck, retryBlockCheck, toolCallCapCheck, costCapCheck, budgetCheck];
+
+/**
+ * A later round of one tool call (MCP 2026-07-28 input_required: the same call again, with the client's answers and the
+ * state agentgw sealed for it and its arguments): checked as the call was, but not counted again as a repeat or as
+ * another call of the trace (it is the same call; the first round was counted).
+ */
+export const TOOL_ROUND_CHECKS: readonly Check[] = TOOL_CHECKS.filter((c) => c !== retryBlockCheck && c !== toolCallCapCheck);

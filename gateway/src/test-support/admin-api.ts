@@ -106,10 +106,14 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
   }
 }
 
-/** The trace once GET /api/traces/{id} lists `steps` steps (recorded or running), polled as `eventually` does. */
+/**
+ * The trace once GET /api/traces/{id} lists `steps` steps (recorded or running), polled as `eventually` does; more
+ * steps than that fail at once (they never become fewer).
+ */
 export function traceWithSteps(gw: { adminUrl: string; adminKey: string }, traceId: string, steps: number, timeoutMs = 5000): Promise<TraceDetail> {
   return eventually(async () => {
     const res = await adminApi(gw.adminUrl, gw.adminKey)<TraceDetail>('GET', `/traces/${encodeURIComponent(traceId)}`);
+    if (res.status === 200 && res.body.requests.length > steps) throw new Error(`trace ${traceId} has ${res.body.requests.length} steps, not ${steps}`);
     return res.status === 200 && res.body.requests.length === steps ? res.body : undefined;
   }, timeoutMs, `trace ${traceId} with ${steps} steps`);
 }
