@@ -218,16 +218,7 @@ export class Federation {
    * of the 2026-07-28 revision, over that revision from the servers that serve it.
    */
   private async catalogOf(caller: McpCaller, naming: Naming): Promise<Array<{ upstream: Upstream; tools: Tool[] }>> {
-    if (!caller.modern) return (await this.upstreams.tools()).filter((c) => naming.serves(c.upstream.name));
-    const servers = this.upstreams.all().filter((u) => naming.serves(u.name));
-    const read = await Promise.allSettled(servers.map(async (u) => {
-      const channel = await u.modern();
-      return channel ? u.listModernTools(channel) : u.listTools();
-    }));
-    return servers.map((upstream, i) => {
-      const r = read[i]!;
-      return { upstream, tools: r.status === 'fulfilled' ? r.value : [] };
-    });
+    return (await this.upstreams.tools(caller.modern !== undefined)).filter((c) => naming.serves(c.upstream.name));
   }
 
   /**
@@ -239,9 +230,7 @@ export class Federation {
     const upstream = split ? this.upstreams.get(split.server) : undefined;
     // Only a tool the caller may call: the headers of others tell nothing about them.
     if (!split || !upstream || policyRefusingTool(this.policiesOf(caller).policies, policyToolName(split.server, split.name))) return undefined;
-    const channel = caller.modern ? await upstream.modern() : null;
-    const tools = channel ? await upstream.listModernTools(channel) : await upstream.listTools();
-    return tools.find((t) => t.name === split.name);
+    return (await upstream.toolsFor(caller.modern !== undefined)).tools.find((t) => t.name === split.name);
   }
 
   /** Each server's tools without those tool pinning withholds. */

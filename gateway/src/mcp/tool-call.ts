@@ -120,9 +120,8 @@ export async function callTool(
     if (!split || !upstream) throw unknownName('tool', params.name);
     // A client of the 2026-07-28 revision reaches a server that serves it over it: its list may hold tools only that
     // revision has, and its answers may ask the client for input (input_required).
-    const channel = caller.modern ? await upstream.modern() : null;
     // Body validation: the tool must exist upstream (reading its list connects a server on first use).
-    const listed = channel ? await upstream.listModernTools(channel) : await upstream.listTools();
+    const { channel, tools: listed } = await upstream.toolsFor(caller.modern !== undefined);
     const tool = listed.find((t) => t.name === split.name);
     if (!tool) throw unknownName('tool', params.name);
     await deps.pins.ready();

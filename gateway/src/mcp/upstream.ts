@@ -544,6 +544,15 @@ export class Upstream {
   }
 
   /**
+   * The tools a client is served and the channel its calls take: for a client of 2026-07-28 (`modern`), over that
+   * revision when the server serves it (listModernTools), else the session's list and no channel.
+   */
+  async toolsFor(modern: boolean): Promise<{ channel: ModernChannel | null; tools: Tool[] }> {
+    const channel = modern ? await this.modern() : null;
+    return { channel, tools: channel ? await this.listModernTools(channel) : await this.listTools() };
+  }
+
+  /**
    * What the server lists over 2026-07-28: kept as long as its ttlMs says, at least a second (the call after a header
    * check reads the same list) and at most a minute (a minute without ttlMs); read again at once when its listen stream
    * says the tools changed. Concurrent readers share one read; a list read while a change was told is not kept.

@@ -39,10 +39,13 @@ export class Upstreams {
     return [...this.byName.values()];
   }
 
-  /** Every server's tools, read concurrently (connecting on first use); a server that cannot answer lists none. */
-  async tools(): Promise<Array<{ upstream: Upstream; tools: Tool[] }>> {
+  /**
+   * Every server's tools, read concurrently (connecting on first use); a server that cannot answer lists none. For a
+   * client of 2026-07-28 (`modern`), as Upstream.toolsFor serves them to it.
+   */
+  async tools(modern = false): Promise<Array<{ upstream: Upstream; tools: Tool[] }>> {
     const servers = this.all();
-    const read = await Promise.allSettled(servers.map((u) => u.listTools()));
+    const read = await Promise.allSettled(servers.map(async (u) => (modern ? (await u.toolsFor(true)).tools : u.listTools())));
     return servers.map((upstream, i) => {
       const r = read[i]!;
       return { upstream, tools: r.status === 'fulfilled' ? r.value : [] };
