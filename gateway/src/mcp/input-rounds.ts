@@ -12,6 +12,7 @@
 //   ones the revision defines.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AgentgwError } from '../contract/index.js';
 import type { EffectivePolicy } from '../policy/effective-policy.js';
 import { redactToolResult } from '../policy/tool-result-pii.js';
@@ -96,7 +97,7 @@ export function retryParams(hasher: KeyHasher, m: ModernCall, eff: EffectivePoli
   let state: string | undefined;
   if (m.requestState !== undefined) {
     state = openState(hasher, b, m.requestState);
-    if (state === undefined) throw refusedRequest(invalidState());
+    if (state === undefined) throw new RoundRefused(invalidState());
   }
   const params = {
     ...(m.inputResponses !== undefined ? { inputResponses: redactToolResult(eff.policies, m.inputResponses).result } : {}),
@@ -105,7 +106,15 @@ export function retryParams(hasher: KeyHasher, m: ModernCall, eff: EffectivePoli
   return { params, continues: state !== undefined };
 }
 
-export function invalidState(): AgentgwError {
+/** A retry refused before anything read it: a JSON-RPC error, and the refusal the call's step records. */
+export class RoundRefused extends McpError {
+  constructor(readonly refusal: AgentgwError) {
+    const rpc = refusedRequest(refusal);
+    super(rpc.code, refusal.message, rpc.data);
+  }
+}
+
+function invalidState(): AgentgwError {
   return new AgentgwError(
     'validation_failed',
     'The requestState is not one agentgw issued for this agent, request and arguments (changed, or from another call): send the request again as first sent, without inputResponses and requestState.',

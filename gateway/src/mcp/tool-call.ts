@@ -31,7 +31,7 @@ import { refusedCall, unknownName } from './refusal.js';
 import type { ToolPins } from './tool-pins.js';
 import type { Upstream } from './upstream.js';
 import type { Upstreams } from './upstreams.js';
-import { type RoundBinding, argumentsDigest, completeAnswer, inputRequiredAnswer, invalidState, isInputRequired, retryParams } from './input-rounds.js';
+import { type RoundBinding, RoundRefused, argumentsDigest, completeAnswer, inputRequiredAnswer, isInputRequired, retryParams } from './input-rounds.js';
 import { type ModernCall, type ModernChannel, type ModernNotification, MODERN_REVISION } from './modern-upstream.js';
 
 /** Who sent one /mcp request, as its HTTP request said: the agent, X-Agent-Policy, and the trace it belongs to. */
@@ -113,8 +113,6 @@ export async function callTool(
   let settled = false;
   /** Set once the call went upstream: a JSON-RPC error after that is the upstream's answer, before it ours. */
   let sent = false;
-  /** Why agentgw refused the call with a JSON-RPC error of its own (a round's state it did not issue). */
-  let refusal: AgentgwError | undefined;
   try {
     if (dp.snapshot.isTraceStopped(ctx.agent.tenant_id, ctx.traceId)) throw traceStoppedError(ctx.traceId);
     if (!split || !upstream) throw unknownName('tool', params.name);
@@ -131,15 +129,7 @@ export async function callTool(
     ctx.policy = eff;
     // A retried round's answers and state, read before any check: a state agentgw did not issue is refused here.
     const round: RoundBinding = { agentId: ctx.agent.id, server: upstream.name, method: 'tools/call', name: split.name, args: channel && caller.modern ? argumentsDigest(params.arguments) : '' };
-    let retry: ReturnType<typeof retryParams> | undefined;
-    if (channel && caller.modern) {
-      try {
-        retry = retryParams(dp.hasher, caller.modern, eff, round);
-      } catch (e) {
-        refusal = invalidState();
-        throw e;
-      }
-    }
+    const retry = channel && caller.modern ? retryParams(dp.hasher, caller.modern, eff, round) : undefined;
     // A later round of a call is the same call: not a repeat, not another call of the trace, not approved again.
     const continues = retry?.continues === true;
     const price = upstream.priceOf(split.name);
@@ -186,7 +176,8 @@ export async function callTool(
     if (a && !settled) await release(dp, a);
     if (e instanceof McpError) {
       // Unknown tools and the upstream's own JSON-RPC errors stay JSON-RPC errors (CONTRACT: unknown tool is -32602).
-      const err = refusal ?? (sent ? answerError(e) : unknownTool());
+      // A retry refused by agentgw is recorded as its refusal; other errors before sending are an unknown tool.
+      const err = e instanceof RoundRefused ? e.refusal : sent ? answerError(e) : unknownTool();
       await record(step, { httpStatus: err.status, error: err });
       throw e;
     }

@@ -366,16 +366,24 @@ export class Upstream {
       this.unreachable = false;
       return result;
     } catch (e) {
-      if (isUpstreamAnswer(e)) {
-        this.unreachable = false;
-        throw e;
-      }
-      if (e instanceof AgentgwError) throw e;
-      if (signal?.aborted) throw e;
-      this.unreachable = true;
-      this.lastError = e instanceof McpError && e.code === ErrorCode.RequestTimeout ? 'timed out' : 'request failed';
-      throw upstreamFailure(this.name, e, this.config.timeout_ms);
+      throw this.requestFailed(e, signal);
     }
+  }
+
+  /**
+   * What a request that failed throws, and the server's state after it: its own JSON-RPC error as it came (the server
+   * answered), agentgw's errors and cancellations as they are, anything else upstream_unavailable / upstream_timeout
+   * with the server marked unreachable.
+   */
+  private requestFailed(e: unknown, signal: AbortSignal | undefined): unknown {
+    if (isUpstreamAnswer(e)) {
+      this.unreachable = false;
+      return e;
+    }
+    if (e instanceof AgentgwError || signal?.aborted) return e;
+    this.unreachable = true;
+    this.lastError = e instanceof McpError && e.code === ErrorCode.RequestTimeout ? 'timed out' : e instanceof ModernTransportError && e.status ? `HTTP ${e.status}` : 'request failed';
+    return upstreamFailure(this.name, e, this.config.timeout_ms);
   }
 
   /** Every page of a list. */
@@ -510,14 +518,7 @@ export class Upstream {
       this.unreachable = false;
       return r;
     } catch (e) {
-      if (isUpstreamAnswer(e)) {
-        this.unreachable = false;
-        throw e;
-      }
-      if (options?.signal?.aborted) throw e;
-      this.unreachable = true;
-      this.lastError = e instanceof McpError && e.code === ErrorCode.RequestTimeout ? 'timed out' : e instanceof ModernTransportError && e.status ? `HTTP ${e.status}` : 'request failed';
-      throw upstreamFailure(this.name, e, this.config.timeout_ms);
+      throw this.requestFailed(e, options?.signal);
     }
   }
 
