@@ -4,7 +4,8 @@
 //   1. `npm ci` in test-clients/ when its node_modules is missing or was installed from another lockfile (the npm
 //      cache first, so it works offline once the cache holds them; CI has the registry);
 //   2. a symlink node_modules/NAME -> ../test-clients/node_modules/NAME at the root for each package installed there
-//      that the root's node_modules lacks, so Node's resolution (ESM too), vitest and the type-checker all find them.
+//      that the root's node_modules lacks, so Node's resolution (ESM too), vitest and the type-checker all find them;
+//      and the commands of the development tools among them (tsc, vitest) in node_modules/.bin.
 // Run by `npm test` and `npm run typecheck`, and by vitest.config.ts (so `npx vitest run FILE` works too). A root
 // `npm install` or `npm ci` removes the links as extraneous; the next run puts them back (nothing is downloaded again).
 // It never replaces a package the root installed itself.
@@ -89,6 +90,38 @@ function link(name) {
   return true;
 }
 
+/**
+ * The development tools among the test clients whose commands the root's npm scripts run (`tsc`, `vitest`): linked into
+ * node_modules/.bin as npm would link them, unless the root installed a command of that name itself.
+ */
+const TOOLS = ['typescript', 'vitest'];
+
+function linkBins(name) {
+  const pkg = JSON.parse(readFileSync(join(OWN, name, 'package.json'), 'utf8'));
+  const bins = typeof pkg.bin === 'string' ? { [name.split('/').pop()]: pkg.bin } : (pkg.bin ?? {});
+  let linked = 0;
+  for (const [command, file] of Object.entries(bins)) {
+    const at = join(ROOT, 'node_modules', '.bin', command);
+    const target = relative(dirname(at), join(ROOT, 'node_modules', name, file));
+    let stat;
+    try {
+      stat = lstatSync(at);
+    } catch {
+      stat = undefined;
+    }
+    if (stat && (!stat.isSymbolicLink() || readlinkSync(at) === target)) continue;
+    if (stat) rmSync(at);
+    mkdirSync(dirname(at), { recursive: true });
+    try {
+      symlinkSync(target, at);
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+    }
+    linked++;
+  }
+  return linked;
+}
+
 const isCurrent = () => existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === lockHash();
 
 /**
@@ -127,6 +160,7 @@ export function ensureTestClients() {
   const current = isCurrent() || !installLocked();
   let linked = 0;
   for (const name of linkedNames()) if (link(name)) linked++;
+  for (const name of TOOLS) linked += linkBins(name);
   return { installed: !current, linked };
 }
 

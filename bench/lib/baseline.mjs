@@ -13,7 +13,7 @@ const STAMP = join('cli', 'dist', 'agentgw-bench-build.json');
 const git = (args, cwd = REPO) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 /**
- * The packages the revision's gateway and cli need at run time, and typescript and @types/* to build them, as its
+ * The packages the revision's gateway and cli need at run time, and esbuild (or typescript and @types/*) to build them, as its
  * lockfile resolves them: lockfile path -> version. Optional peers are left out (npm installs none of them either).
  */
 function neededPackages(lock) {
@@ -33,7 +33,7 @@ function neededPackages(lock) {
   ];
   const queue = [];
   for (const ws of ['gateway', 'cli']) for (const d of deps(pk[ws] ?? {})) queue.push([d, ws]);
-  for (const d of Object.keys(pk['']?.devDependencies ?? {})) if (d === 'typescript' || d.startsWith('@types/')) queue.push([d, '']);
+  for (const d of Object.keys(pk['']?.devDependencies ?? {})) if (d === 'typescript' || d === 'esbuild' || d.startsWith('@types/')) queue.push([d, '']);
   const out = new Map();
   const missing = [];
   const seen = new Set();
@@ -144,8 +144,11 @@ export function buildRevision(rev, log) {
     log(`revision ${sha.slice(0, 12)}: ${dependencies}`);
     execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
   }
-  log(`revision ${sha.slice(0, 12)}: building gateway and cli (tsc -b cli)`);
-  execFileSync(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', 'cli'], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
+  // Revisions with scripts/build.mjs build with it (esbuild); older ones with their own TypeScript (tsc -b).
+  const buildScript = join(dir, 'scripts', 'build.mjs');
+  const build = existsSync(buildScript) ? [buildScript, 'gateway', 'cli'] : [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', 'cli'];
+  log(`revision ${sha.slice(0, 12)}: building gateway and cli (${existsSync(buildScript) ? 'scripts/build.mjs gateway cli' : 'tsc -b cli'})`);
+  execFileSync(process.execPath, build, { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
   if (!existsSync(bin)) throw new Error(`baseline ${sha}: the build left no ${bin}`);
   writeFileSync(stampPath, `${JSON.stringify({ sha, dependencies, builtAt: new Date().toISOString() })}\n`);
   return { sha, dir, bin, dependencies };

@@ -20,7 +20,7 @@ const started = new Set<ChildProcess>();
 
 /** `agentgw serve --port 0` in `cwd` (so its SQLite file is ./data/agentgw.db there), with only `env`. */
 async function serve(cwd: string, env: NodeJS.ProcessEnv): Promise<Served> {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npm run build (npm test does)`);
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   started.add(child);
   child.once('close', () => started.delete(child));

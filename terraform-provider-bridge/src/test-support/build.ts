@@ -16,8 +16,9 @@ function sleep(ms: number): void {
 }
 
 /**
- * Builds the workspace with `tsc -b` (as `npm run build` does) so that processes started by a test (the plugin
- * binary, the agentgw CLI) run the current code. Test files run in parallel, so one builds while the others wait.
+ * Builds the gateway, the CLI and the bridge with scripts/build.mjs (as `npm run build` does) so that processes started
+ * by a test (the plugin binary, the agentgw CLI) run the current code. Test files run in parallel, so one builds while
+ * the others wait.
  */
 export function buildWorkspace(): void {
   for (let waited = 0; ; waited += 200) {
@@ -31,17 +32,14 @@ export function buildWorkspace(): void {
     }
   }
   try {
-    // Type errors elsewhere in the workspace do not stop tsc -b from emitting; the tests judge the behaviour.
-    execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', PACKAGE_DIR], {
+    execFileSync(process.execPath, [join(REPO_ROOT, 'scripts', 'build.mjs'), 'gateway', 'cli', 'terraform-provider-bridge'], {
       cwd: REPO_ROOT,
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'inherit'],
     });
-  } catch {
-    // reported through the missing outputs below, if it matters
   } finally {
     rmdirSync(LOCK);
   }
   for (const out of [join(PACKAGE_DIR, 'dist', 'provider-server', 'main.js'), join(PACKAGE_DIR, 'dist', 'index.js')]) {
-    if (!existsSync(out)) throw new Error(`${out} was not built: run npx tsc -b terraform-provider-bridge`);
+    if (!existsSync(out)) throw new Error(`${out} was not built: run npm run build`);
   }
 }

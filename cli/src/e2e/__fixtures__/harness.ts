@@ -17,7 +17,7 @@ export interface CliResult {
 
 /** Runs the built `agentgw` binary as a user would: no TTY, stdin closed. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): Promise<CliResult> {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npm run build (npm test does)`);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd,
@@ -45,7 +45,7 @@ export interface RunningCli {
 
 /** Starts the built `agentgw` binary and leaves it running, for commands that run until stopped (traces tail). */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd = REPO): RunningCli {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npm run build (npm test does)`);
   const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -92,7 +92,7 @@ export interface ServedGateway {
 
 /** Spawns `agentgw serve --port 0` with a temp SQLite file, a known root key and no inherited environment. */
 export async function serveGateway(): Promise<ServedGateway> {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npx tsc -b (npm test does)`);
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first with npm run build (npm test does)`);
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-cli-e2e-'));
   const adminKey = 'adk_' + 'e2e'.repeat(10) + 'xy';
   const served = await spawnGateway({

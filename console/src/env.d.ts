@@ -1,0 +1,2 @@
+// Stylesheets imported for their effect: scripts/build.mjs bundles them into the console's stylesheet.
+declare module '*.css';
