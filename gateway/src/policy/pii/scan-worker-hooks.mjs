@@ -1,6 +1,6 @@
 // Module hooks that let the scan worker run from the TypeScript sources (under vitest, on Node 20, which cannot strip
-// types itself): `.js` imports are read from the `.ts` file beside them, types stripped by rolldown (a dev dependency).
-// The built gateway starts dist/policy/pii/scan-worker.js and never loads this file (tsc does not copy it).
+// types itself): `.js` imports are read from the `.ts` file beside them, types stripped by esbuild (what builds agentgw).
+// The built gateway starts dist/policy/pii/scan-worker.js and never loads this file (the build does not copy it).
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +16,9 @@ export async function resolve(specifier, context, next) {
 
 export async function load(url, context, next) {
   if (!url.endsWith('.ts')) return next(url, context);
-  const { transformSync } = await import('rolldown/utils');
+  const { transform } = await import('esbuild');
   const path = fileURLToPath(url);
-  const { code, errors } = transformSync(path, await readFile(path, 'utf8'));
-  if (errors?.length) throw new Error(`${path}: ${errors.map((e) => e.message ?? String(e)).join('; ')}`);
+  // esbuild throws on a syntax error, naming the file and the line
+  const { code } = await transform(await readFile(path, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20.18', sourcefile: path });
   return { format: 'module', source: code, shortCircuit: true };
 }
