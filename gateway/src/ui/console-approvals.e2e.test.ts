@@ -242,6 +242,8 @@ describe('approvals in the console', () => {
     await expect.poll(() => page.getByRole('alert').allTextContents(), { timeout: 3000 }).toEqual(
       expect.arrayContaining([expect.stringMatching(new RegExp(`deploy \\(${a.id}\\) was decided before your approval: .+\\(approval_decided\\)`))]),
     );
+    // A poll in flight while the page closes would have its route.fetch fail after the test: its route is dropped first.
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     await context.close();
   }, 60_000);
 
