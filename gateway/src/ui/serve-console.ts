@@ -42,7 +42,7 @@ const TYPES: Record<string, string> = {
 };
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt', '.map']);
 
-/** Vite names what it builds under assets/ by content hash, so those files never change under their name. */
+/** scripts/build.mjs names what it writes under assets/ by content hash: those files never change under their name. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 interface Loaded {
