@@ -41,7 +41,9 @@ async function buildNodePackage(name) {
     format: 'esm',
     platform: 'node',
     target: 'node20.18',
+    // maps point at src/ as tsc's did, without copies of the sources in them (the package ships dist/ alone)
     sourcemap: true,
+    sourcesContent: false,
     tsconfig: join(pkg, 'tsconfig.json'),
     logLevel: 'warning',
   });
