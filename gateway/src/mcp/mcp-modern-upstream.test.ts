@@ -14,26 +14,55 @@ import { type ConformanceUpstream, startConformanceUpstream } from './__fixtures
 const ELICIT = 'test_input_required_result_elicitation';
 const CAPS = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
 
+interface Through {
+  upstream: ConformanceUpstream;
+  gw: TestGateway;
+  key: string;
+  agentId: string;
+}
+
+/**
+ * The conformance upstream as server `conf` of a test gateway (with `prices` when given), and an agent of tenant acme
+ * under a policy allowing conf/* with the given rules: what each block below starts in its beforeAll and closes after.
+ */
+function throughGateway(opts: { policy: Record<string, unknown>; agent: string; prices?: Record<string, number> }): {
+  get: () => Through;
+  start: () => Promise<void>;
+  close: () => Promise<void>;
+} {
+  let through: Through | undefined;
+  let upstream: ConformanceUpstream | undefined;
+  let gw: TestGateway | undefined;
+  return {
+    get: () => through!,
+    async start() {
+      upstream = await startConformanceUpstream();
+      gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000, ...(opts.prices ? { prices: opts.prices } : {}) } } } });
+      const admin = adminClient(gw.adminUrl, gw.adminKey);
+      await admin.call('POST', '/tenants', { id: 'acme', name: 'Acme' });
+      await admin.policy('p-conf', { tenant_id: 'acme', allowed_tools: ['conf/*'], ...opts.policy });
+      const agent = await admin.agent('acme', opts.agent, 'p-conf');
+      through = { upstream, gw, key: agent.api_key, agentId: agent.id };
+    },
+    async close() {
+      await gw?.close();
+      await upstream?.close();
+    },
+  };
+}
+
 describe('a 2026-07-28 client through agentgw to a 2026-07-28 upstream', () => {
+  const setup = throughGateway({ policy: { rules: { pii: 'redact' } }, agent: 'modern', prices: { [ELICIT]: 0.02 } });
   let upstream: ConformanceUpstream;
   let gw: TestGateway;
   let key = '';
   let agentId = '';
 
   beforeAll(async () => {
-    upstream = await startConformanceUpstream();
-    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000, prices: { [ELICIT]: 0.02 } } } } });
-    const { call } = adminClient(gw.adminUrl, gw.adminKey);
-    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
-    await call('PUT', '/policies/p-conf', { tenant_id: 'acme', allowed_tools: ['conf/*'], rules: { pii: 'redact' } });
-    const agent = await call('POST', '/agents', { name: 'modern', tenant_id: 'acme', policy_id: 'p-conf' });
-    key = agent.api_key;
-    agentId = agent.id;
+    await setup.start();
+    ({ upstream, gw, key, agentId } = setup.get());
   }, 60_000);
-  afterAll(async () => {
-    await gw?.close();
-    await upstream?.close();
-  });
+  afterAll(() => setup.close());
 
   test('an input_required round reaches the client, its answer goes upstream with PII redacted, and the call is charged once', async () => {
     const trace = `modern-${Date.now()}`;
@@ -139,28 +168,22 @@ describe('a 2026-07-28 client through agentgw to a 2026-07-28 upstream', () => {
 });
 
 describe('the rounds of one call are one call: counted, repeated and approved once', () => {
-  let upstream: ConformanceUpstream;
-  let gw: TestGateway;
-  let key = '';
   const MULTI = 'test_input_required_result_multi_round';
-
-  beforeAll(async () => {
-    upstream = await startConformanceUpstream();
-    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000 } } } });
-    const { call } = adminClient(gw.adminUrl, gw.adminKey);
-    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
-    await call('PUT', '/policies/p-rounds', {
-      tenant_id: 'acme',
-      allowed_tools: ['conf/*'],
+  const setup = throughGateway({
+    policy: {
       rules: { retry_block: { max_repeats: 2, window_seconds: 60 }, max_tool_calls_per_trace: 1 },
       tool_rules: [{ tools: [`conf/${MULTI}`], action: 'approve' }],
-    });
-    key = (await call('POST', '/agents', { name: 'rounds', tenant_id: 'acme', policy_id: 'p-rounds' })).api_key;
-  }, 60_000);
-  afterAll(async () => {
-    await gw?.close();
-    await upstream?.close();
+    },
+    agent: 'rounds',
   });
+  let gw: TestGateway;
+  let key = '';
+
+  beforeAll(async () => {
+    await setup.start();
+    ({ gw, key } = setup.get());
+  }, 60_000);
+  afterAll(() => setup.close());
 
   test('a three-round call passes retry_block (2 repeats) and a cap of 1 call per trace, and a person approves its first round only', async () => {
     const trace = `rounds-${Date.now()}`;
@@ -191,22 +214,16 @@ describe('the rounds of one call are one call: counted, repeated and approved on
 });
 
 describe('the MCP SDK v2 client (@modelcontextprotocol/client) on 2026-07-28 through agentgw', () => {
+  const setup = throughGateway({ policy: {}, agent: 'sdk-v2' });
   let upstream: ConformanceUpstream;
   let gw: TestGateway;
   let key = '';
 
   beforeAll(async () => {
-    upstream = await startConformanceUpstream();
-    gw = await startTestGateway({ config: { mcp_servers: { conf: { url: upstream.url, timeout_ms: 10_000 } } } });
-    const { call } = adminClient(gw.adminUrl, gw.adminKey);
-    await call('POST', '/tenants', { id: 'acme', name: 'Acme' });
-    await call('PUT', '/policies/p-conf', { tenant_id: 'acme', allowed_tools: ['conf/*'] });
-    key = (await call('POST', '/agents', { name: 'sdk-v2', tenant_id: 'acme', policy_id: 'p-conf' })).api_key;
+    await setup.start();
+    ({ upstream, gw, key } = setup.get());
   }, 60_000);
-  afterAll(async () => {
-    await gw?.close();
-    await upstream?.close();
-  });
+  afterAll(() => setup.close());
 
   test('its elicitation, sampling and roots handlers answer the upstream\'s input requests, and its calls complete', async () => {
     const asked: string[] = [];
