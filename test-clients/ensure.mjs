@@ -38,7 +38,7 @@ function npmEnv() {
 
 function install() {
   process.stderr.write('agentgw: installing the test clients (test-clients/package-lock.json) with npm ci, the npm cache first\n');
-  const r = spawnSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: HERE, env: npmEnv(), stdio: ['ignore', 2, 2] });
+  const r = spawnSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', '--fetch-timeout=60000', '--fetch-retries=5'], { cwd: HERE, env: npmEnv(), stdio: ['ignore', 2, 2] });
   if (r.status !== 0) {
     throw new Error(`npm ci in test-clients/ failed (exit ${r.status ?? r.signal}); run it there by hand to see why (offline, the npm cache must hold every package of test-clients/package-lock.json)`);
   }
