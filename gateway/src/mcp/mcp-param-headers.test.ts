@@ -52,6 +52,7 @@ describe('Mcp-Param-* headers', () => {
     expect(decodeMcpParamValue('=?base64?SGVsbG8?=')).toBeUndefined();
     expect(decodeMcpParamValue('=?base64?SGVs!!!bG8=?=')).toBeUndefined();
     expect(decodeMcpParamValue('=?base64?SGVsbG8=')).toBe('=?base64?SGVsbG8=');
+    expect(decodeMcpParamValue(encodeMcpParamValue('\uFEFFx'))).toBe('\uFEFFx');
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => decodeMcpParamValue(encodeMcpParamValue(s)) === s), { numRuns: 2000 });
   });
 

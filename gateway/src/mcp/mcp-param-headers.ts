@@ -83,7 +83,8 @@ export function decodeMcpParamValue(value: string): string | undefined {
   const b64 = value.slice(SENTINEL_PREFIX.length, value.length - SENTINEL_SUFFIX.length);
   if (!BASE64_CANONICAL.test(b64)) return undefined;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(b64, 'base64'));
+    // ignoreBOM keeps a leading U+FEFF: it is part of the value, not a marker to drop.
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.from(b64, 'base64'));
   } catch {
     return undefined;
   }
