@@ -229,7 +229,7 @@ describe.skipIf(process.env.AGENTGW_TEST_FRESH_CLONE === 'skip')('a fresh clone,
     const setup = shBlock('## Start it');
     expect(setup).toEqual(['npm install', 'npm start']);
     const started = Date.now();
-    const install = await run('sh', ['-c', `${setup[0]} --prefer-offline --no-audit --no-fund`], { cwd: clone, timeoutMs: 15 * MINUTE });
+    const install = await run('sh', ['-c', `${setup[0]} --prefer-offline --no-audit --no-fund --fetch-timeout=60000 --fetch-retries=5`], { cwd: clone, timeoutMs: 15 * MINUTE });
     installSeconds = (Date.now() - started) / 1000;
     expect(install.code, `${install.stdout}\n${install.stderr}`).toBe(0);
   }, 16 * MINUTE);

@@ -64,6 +64,9 @@ function run(cmd: string, args: string[], cwd: string, env = userEnv(), timeoutM
   });
 }
 
+/** npm's registry requests: a minute each at most, retried, instead of five minutes three times (a hung connection). */
+const NPM_FETCH = ['--fetch-timeout=60000', '--fetch-retries=5'];
+
 /** Every installed package under `nodeModules` (nested ones too): name -> how many copies. */
 function installedPackages(nodeModules: string, into = new Map<string, number>()): Map<string, number> {
   if (!existsSync(nodeModules)) return into;
@@ -121,7 +124,15 @@ describe('the packed agentgw package, installed into an empty folder', () => {
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'agentgw-pack-check', private: true }));
     const started = Date.now();
-    const install = await run('npm', ['install', join(work, info!.filename), '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], app, userEnv(), 10 * MINUTE);
+    // A registry request that hangs is given up after a minute and tried again (npm's own default waits five minutes,
+    // three times over); each request is logged, so a failure says which one.
+    const install = await run(
+      'npm',
+      ['install', join(work, info!.filename), '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...NPM_FETCH, '--loglevel=http'],
+      app,
+      userEnv(),
+      10 * MINUTE,
+    );
     expect(install.code, `${install.stdout}\n${install.stderr}`).toBe(0);
     const seconds = (Date.now() - started) / 1000;
     const binding = join('better-sqlite3', 'build', 'Release', 'better_sqlite3.node');

@@ -72,13 +72,14 @@ beforeAll(async () => {
       lastWire = wire;
       const whole = wholeStream(wire, body);
       const { bytes, ending } = breakIt(whole);
-      res.socket?.on('error', () => undefined);
       res.writeHead(200, { 'content-type': whole.contentType });
       res.flushHeaders();
       if (ending === 'end') res.end(bytes);
       else res.write(bytes, () => res.socket?.destroy());
     });
   });
+  // A cut stream may leave a write failing on its socket: one quiet error listener per connection (not per request).
+  upstream.on('connection', (socket) => socket.on('error', () => undefined));
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const u = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   gw = await startTestGateway({

@@ -100,6 +100,23 @@ interface BrowserGlobals {
 }
 
 /**
+ * Waits (15 s: a loaded machine scrolls late) for the waterfall row numbered `n` to be drawn; failing that, the error
+ * says where the page was scrolled and which rows were drawn.
+ */
+async function rowShown(page: Page, n: number): Promise<void> {
+  try {
+    await page.locator('[data-testid="step-row"] .wf-n', { hasText: new RegExp(`^${n}$`) }).waitFor({ timeout: 15_000 });
+  } catch (e) {
+    const where = await page.evaluate(`(() => {
+      const rows = [...document.querySelectorAll('[data-testid="step-row"] .wf-n')].map((r) => r.textContent);
+      return { scrollY: window.scrollY, scrollHeight: document.documentElement.scrollHeight, innerHeight: window.innerHeight,
+        focused: document.activeElement?.tagName, drawn: rows.length ? rows[0] + '..' + rows[rows.length - 1] : 'none' };
+    })()`);
+    throw new Error(`row ${n} was not drawn: ${JSON.stringify(where)}`, { cause: e });
+  }
+}
+
+/**
  * A picture of the whole page at `width`: the window is made as tall as the page first, so every row is drawn (rows
  * off screen are skipped by the browser: content-visibility) and the picture ends where the page does.
  */
@@ -522,12 +539,12 @@ describe('the console at /ui', () => {
     // Only the rows in view are drawn; the last one is there once scrolled to.
     expect(await page.getByTestId('step-row').count()).toBeLessThan(200);
     await page.keyboard.press('End');
-    await page.locator('[data-testid="step-row"] .wf-n', { hasText: /^1000$/ }).waitFor({ timeout: 5000 });
+    await rowShown(page, 1000);
     await page.locator('[data-testid="step-row"]').last().click();
     await page.getByTestId('step-details').waitFor();
     await page.screenshot({ path: `${SHOTS}trace-1000-steps-1280.png` });
     await page.keyboard.press('Home');
-    await page.locator('[data-testid="step-row"] .wf-n', { hasText: /^1$/ }).waitFor({ timeout: 5000 });
+    await rowShown(page, 1);
     await context.close();
   }, 120_000);
 
