@@ -92,9 +92,7 @@ function walk(value: unknown, segments: Array<string | number>, depth: number): 
 
 /** An element of a list: a part sent before is checked the first time only. */
 function walkElement(element: unknown, segments: Array<string | number>, depth: number): void {
-  if (typeof element !== 'object' || element === null) return;
-  const kept = isKeptPart(element);
-  if (kept && passed.has(element)) return;
+  if (typeof element !== 'object' || element === null || passed.has(element)) return;
   walk(element, segments, depth);
-  if (kept) passed.add(element);
+  if (isKeptPart(element)) passed.add(element);
 }

@@ -48,7 +48,7 @@ describe('the snapshots of one stream (SnapshotFields)', () => {
   const lacking = without(['top_logprobs', 'safety_identifier', 'presence_penalty']);
 
   it('every snapshot gets what the first lacked, after what it has, as withRequiredFields adds it; each is a valid response object', () => {
-    const fields = new SnapshotFields({ top_logprobs: 4 });
+    const fields = new SnapshotFields(() => ({ top_logprobs: 4 }));
     const inProgress = { ...lacking, status: 'in_progress', instructions: 'x'.repeat(20_000) };
     const out = [fields.frames(snapshot('response.created', lacking, 0)), fields.frames(snapshot('response.in_progress', inProgress, 1) + snapshot('response.completed', lacking, 2))].join('');
     const [a, b, c] = responsesOf(out);
@@ -61,7 +61,7 @@ describe('the snapshots of one stream (SnapshotFields)', () => {
   });
 
   it('a later snapshot that has a key the first lacked is read whole, not given the key twice', () => {
-    const fields = new SnapshotFields({});
+    const fields = new SnapshotFields(() => ({}));
     fields.frames(snapshot('response.created', lacking, 0));
     const completed = fields.frames(snapshot('response.completed', { ...lacking, top_logprobs: 9 }, 1));
     expect(completed.match(/"top_logprobs"/g)).toHaveLength(1);
@@ -69,14 +69,14 @@ describe('the snapshots of one stream (SnapshotFields)', () => {
   });
 
   it('function tools to complete, or a response that is not the last member of its event: every snapshot is read whole', () => {
-    const fields = new SnapshotFields({});
+    const fields = new SnapshotFields(() => ({}));
     const withTool = { ...lacking, tools: [TOOL] };
     for (let n = 0; n < 3; n++) {
       const [r] = responsesOf(fields.frames(snapshot('response.in_progress', withTool, n)));
       expect(r!.tools).toEqual([{ ...TOOL, description: null, strict: null }]);
       expect(checkResponseObject(r).errors).toEqual([]);
     }
-    const last = new SnapshotFields({});
+    const last = new SnapshotFields(() => ({}));
     const notLast = (n: number) => `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: lacking, sequence_number: n, extra: { a: 1 } })}\n\n`;
     for (let n = 0; n < 2; n++) {
       const event = JSON.parse(last.frames(notLast(n)).split('\n')[1]!.slice(6));
@@ -86,7 +86,7 @@ describe('the snapshots of one stream (SnapshotFields)', () => {
   });
 
   it('when the first snapshot lacks nothing, later ones pass byte for byte', () => {
-    const fields = new SnapshotFields({});
+    const fields = new SnapshotFields(() => ({}));
     const frames = snapshot('response.created', complete, 0) + snapshot('response.completed', complete, 1);
     expect(fields.frames(frames)).toBe(frames);
   });
@@ -112,7 +112,7 @@ describe('SnapshotFields: later events edited as text read as the parsing way wr
   };
   for (const [name, data] of Object.entries(cases)) {
     it(name, () => {
-      const fields = new SnapshotFields({ top_logprobs: 4 });
+      const fields = new SnapshotFields(() => ({ top_logprobs: 4 }));
       fields.frames(first);
       const frame = `event: x\ndata: ${data}\n\n`;
       const out = fields.frames(frame);
@@ -120,9 +120,66 @@ describe('SnapshotFields: later events edited as text read as the parsing way wr
     });
   }
 
+  const firstCases: Record<string, string> = {
+    'a function tool whose type is written with an escape, lacking strict': `{"type":"response.created","response":${JSON.stringify({ ...lacking, tools: [TOOL] }).replace('"type":"function"', '"type":"func\\u0074ion"')}}`,
+    'a function tool whose "type" member is named with an escape, lacking strict': `{"type":"response.created","response":${JSON.stringify({ ...lacking, tools: [TOOL] }).replace('"type":"function"', '"typ\\u0065":"function"')}}`,
+    'a function tool lacking description, in a tools array with other tools': `{"type":"response.created","response":${JSON.stringify({ ...lacking, tools: [{ type: 'web_search' }, { ...TOOL, description: 'd' }] })}}`,
+    'complete function tools and a tool whose "type" member is an object': `{"type":"response.created","response":${JSON.stringify({ ...lacking, tools: [{ ...TOOL, description: 'd', strict: true }, { type: { a: 'function' } }] })}}`,
+    'an integer-like member of the event': `{"type":"response.created","7":1,"response":${JSON.stringify(lacking)}}`,
+  };
+  for (const [name, data] of Object.entries(firstCases)) {
+    it(`the first snapshot: ${name}`, () => {
+      const frame = `event: response.created\ndata: ${data}\n\n`;
+      const out = new SnapshotFields(() => ({ top_logprobs: 4 })).frames(frame);
+      const got = JSON.parse(out.split('\n')[1]!.slice(5)) as Record<string, unknown>;
+      expect(got).toEqual(parsingWay(frame));
+      expect(Object.keys(got.response as object)).toEqual(Object.keys(parsingWay(frame).response as object));
+    });
+  }
+
   it('the first snapshot, with a second member of the same name after its response, is read as the parsing way reads it', () => {
     const frame = `event: response.created\ndata: {"type":"response.created","response":${JSON.stringify(lacking)},"type":{"a":1}}\n\n`;
-    const out = new SnapshotFields({ top_logprobs: 4 }).frames(frame);
+    const out = new SnapshotFields(() => ({ top_logprobs: 4 })).frames(frame);
     expect(JSON.parse(out.split('\n')[1]!.slice(5))).toEqual(parsingWay(frame));
   });
+});
+
+describe('SnapshotFields: later snapshots echoing the first one\'s tools', () => {
+  const tools = [{ ...TOOL, description: 'Weather "now"', strict: false, parameters: { type: 'object', properties: { city: { type: 'string', description: '} ] {' } } } }, { type: 'web_search' }];
+  const lacking = { ...without(['top_logprobs', 'safety_identifier']), tools };
+  const first = `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: lacking })}\n\n`;
+  const parsingWay = (data: string) => {
+    const event = JSON.parse(data) as Record<string, unknown>;
+    return { ...event, response: withRequiredFields(event.response as Record<string, unknown>, { top_logprobs: 4 }) ?? event.response };
+  };
+  const toolsText = JSON.stringify(tools);
+  const cases: Record<string, string> = {
+    'the same tools, the response last': JSON.stringify({ type: 'response.in_progress', sequence_number: 1, response: { ...lacking, status: 'in_progress' } }),
+    'the same tools, then a key the first lacked': `{"type":"response.completed","sequence_number":2,"response":${JSON.stringify(lacking).slice(0, -1)},"top_logprobs":9}}`,
+    'the same tools, the response not the last member': `{"type":"response.completed","sequence_number":2,"response":${JSON.stringify(lacking)},"extra":{"tools":${toolsText}}}`,
+    'one more tool': JSON.stringify({ type: 'response.completed', sequence_number: 2, response: { ...lacking, tools: [...tools, { type: 'file_search' }] } }),
+    'tools of which the first is a part': `{"type":"response.completed","sequence_number":2,"response":${JSON.stringify({ ...lacking, tools: [tools] })}}`,
+  };
+  it('a later stream whose first snapshot echoes the same tools, or tools that differ, reads as the parsing way', () => {
+    new SnapshotFields(() => ({ top_logprobs: 4 })).frames(first);
+    const lackingStrict = [tools[0], { type: 'function', name: 'f', description: 'd', parameters: {} }];
+    for (const t of [tools, lackingStrict, [...tools, { type: 'file_search' }]]) {
+      const data = JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...lacking, tools: t } });
+      const out = new SnapshotFields(() => ({ top_logprobs: 4 })).frames(`event: response.created\ndata: ${data}\n\n`);
+      const got = JSON.parse(out.split('\n')[1]!.slice(5)) as Record<string, unknown>;
+      expect(got).toEqual(parsingWay(data));
+      expect(Object.keys(got.response as object)).toEqual(Object.keys(parsingWay(data).response as object));
+    }
+  });
+
+  for (const [name, data] of Object.entries(cases)) {
+    it(name, () => {
+      const fields = new SnapshotFields(() => ({ top_logprobs: 4 }));
+      fields.frames(first);
+      const out = fields.frames(`event: x\ndata: ${data}\n\n`);
+      const got = JSON.parse(out.split('\n')[1]!.slice(5)) as Record<string, unknown>;
+      expect(got).toEqual(parsingWay(data));
+      expect(Object.keys(got.response as object)).toEqual(Object.keys(parsingWay(data).response as object));
+    });
+  }
 });

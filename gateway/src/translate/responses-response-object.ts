@@ -59,6 +59,7 @@ export function callId(responseId: string, n: number): string {
 /** The response object, with the request's settings as OpenAI repeats them (its defaults where the client sent none). */
 export function responsesObject(opts: ResponsesObjectOptions, state: ResponsesObjectState): ResponsesResponse {
   const r = opts.request;
+  const d = REQUIRED_DEFAULTS;
   return {
     id: opts.id,
     object: 'response',
@@ -67,32 +68,31 @@ export function responsesObject(opts: ResponsesObjectOptions, state: ResponsesOb
     completed_at: state.completedAt ?? null,
     error: state.error ?? null,
     incomplete_details: state.incompleteReason ? { reason: state.incompleteReason } : null,
-    instructions: r.instructions ?? null,
-    max_output_tokens: r.max_output_tokens ?? null,
+    instructions: d.instructions(r),
+    max_output_tokens: d.max_output_tokens(r),
     model: opts.model,
     output: state.output,
-    parallel_tool_calls: r.parallel_tool_calls ?? true,
-    previous_response_id: r.previous_response_id ?? null,
-    reasoning: { effort: (r.reasoning?.effort ?? null) as ResponsesReasoningEffort | null, summary: r.reasoning?.summary ?? r.reasoning?.generate_summary ?? null },
-    store: r.store ?? true,
-    // The sampling settings in effect: the client's, else the defaults every target applies (as OpenAI reports them).
-    temperature: r.temperature ?? 1,
-    text: echoedText(r.text),
-    tool_choice: (r.tool_choice ?? 'auto') as ResponsesToolChoice,
-    tools: echoedTools(r.tools),
-    top_p: r.top_p ?? 1,
-    presence_penalty: r.presence_penalty ?? 0,
-    frequency_penalty: r.frequency_penalty ?? 0,
-    top_logprobs: r.top_logprobs ?? 0,
-    max_tool_calls: r.max_tool_calls ?? null,
-    truncation: r.truncation ?? 'disabled',
+    parallel_tool_calls: d.parallel_tool_calls(r),
+    previous_response_id: d.previous_response_id(r),
+    reasoning: d.reasoning(r),
+    store: d.store(r),
+    temperature: d.temperature(r),
+    text: d.text(r),
+    tool_choice: d.tool_choice(r),
+    tools: d.tools(r),
+    top_p: d.top_p(r),
+    presence_penalty: d.presence_penalty(r),
+    frequency_penalty: d.frequency_penalty(r),
+    top_logprobs: d.top_logprobs(r),
+    max_tool_calls: d.max_tool_calls(r),
+    truncation: d.truncation(r),
     usage: state.usage,
     user: r.user ?? null,
-    metadata: r.metadata ?? {},
+    metadata: d.metadata(r),
     background: false,
-    service_tier: 'default',
-    prompt_cache_key: r.prompt_cache_key ?? null,
-    safety_identifier: r.safety_identifier ?? null,
+    service_tier: d.service_tier(r),
+    prompt_cache_key: d.prompt_cache_key(r),
+    safety_identifier: d.safety_identifier(r),
   };
 }
 
@@ -127,25 +127,79 @@ const REQUIRED_RESPONSE_FIELDS = [
   'background', 'service_tier', 'metadata', 'safety_identifier', 'prompt_cache_key',
 ] as const;
 
+type RequiredField = (typeof REQUIRED_RESPONSE_FIELDS)[number];
+
+/**
+ * What each required field says when a response lacks it, one field at a time: the request's setting, else the default
+ * in effect (as OpenAI reports them; the sampling settings are those every target applies). responsesObject repeats the
+ * request with the same ones.
+ */
+const REQUIRED_DEFAULTS: { [K in RequiredField]: (r: ResponsesEcho) => ResponsesResponse[K] } = {
+  id: () => '',
+  object: () => 'response',
+  created_at: () => 0,
+  completed_at: () => null,
+  status: () => 'completed',
+  incomplete_details: () => null,
+  model: () => '',
+  previous_response_id: (r) => r.previous_response_id ?? null,
+  instructions: (r) => r.instructions ?? null,
+  output: () => [],
+  error: () => null,
+  tools: (r) => echoedTools(r.tools),
+  tool_choice: (r) => (r.tool_choice ?? 'auto') as ResponsesToolChoice,
+  truncation: (r) => r.truncation ?? 'disabled',
+  parallel_tool_calls: (r) => r.parallel_tool_calls ?? true,
+  text: (r) => echoedText(r.text),
+  top_p: (r) => r.top_p ?? 1,
+  presence_penalty: (r) => r.presence_penalty ?? 0,
+  frequency_penalty: (r) => r.frequency_penalty ?? 0,
+  top_logprobs: (r) => r.top_logprobs ?? 0,
+  temperature: (r) => r.temperature ?? 1,
+  reasoning: (r) => ({ effort: (r.reasoning?.effort ?? null) as ResponsesReasoningEffort | null, summary: r.reasoning?.summary ?? r.reasoning?.generate_summary ?? null }),
+  usage: () => null,
+  max_output_tokens: (r) => r.max_output_tokens ?? null,
+  max_tool_calls: (r) => r.max_tool_calls ?? null,
+  store: (r) => r.store ?? true,
+  background: () => false,
+  service_tier: () => 'default',
+  metadata: (r) => r.metadata ?? {},
+  safety_identifier: (r) => r.safety_identifier ?? null,
+  prompt_cache_key: (r) => r.prompt_cache_key ?? null,
+};
+
+/** What a required field says when the response lacks it (only the lacking ones are made). */
+function requiredDefault(key: RequiredField, request: ResponsesEcho): unknown {
+  return REQUIRED_DEFAULTS[key](request) ?? null;
+}
+
 /**
  * A native upstream's response object with what the Open Responses specification requires and it left out (an older
  * API version's, an OpenAI-compatible server's): the request's setting, else the default in effect; a function tool
  * without description, parameters or strict says null. Null when nothing is missing: the object stays as sent.
+ * `inPlace`: the additions are made to `response` itself (a copy the caller made), which is returned.
  */
-export function withRequiredFields(response: Record<string, unknown>, request: ResponsesEcho): Record<string, unknown> | null {
+export function withRequiredFields(response: Record<string, unknown>, request: ResponsesEcho, inPlace = false): Record<string, unknown> | null {
   let out: Record<string, unknown> | null = null;
-  let defaults: Record<string, unknown> | null = null;
   for (const key of REQUIRED_RESPONSE_FIELDS) {
     if (Object.prototype.hasOwnProperty.call(response, key)) continue;
-    defaults ??= responsesObject({ id: '', model: '', createdAt: 0, request }, { status: 'completed', output: [], usage: null }) as unknown as Record<string, unknown>;
-    (out ??= { ...response })[key] = defaults[key] ?? null;
+    // (The request's tools are copied only when the response lacks its own.)
+    (out ??= inPlace ? response : { ...response })[key] = requiredDefault(key, request);
   }
   const tools = (out ?? response).tools;
-  const incomplete = (t: unknown) => isFunctionTool(t) && (t.description === undefined || t.parameters === undefined || t.strict === undefined);
+  const incomplete = (t: unknown) => isFunctionTool(t) && FUNCTION_TOOL_FIELDS.some((k) => t[k] === undefined);
   if (Array.isArray(tools) && tools.some(incomplete)) {
-    (out ??= { ...response }).tools = tools.map((t) => (incomplete(t) ? { description: null, parameters: null, strict: null, ...(t as object) } : t));
+    (out ??= inPlace ? response : { ...response }).tools = tools.map((t) => (incomplete(t) ? { description: null, parameters: null, strict: null, ...(t as object) } : t));
   }
   return out;
+}
+
+/** The members a function tool of a response must have (a response's tools missing one say null). */
+const FUNCTION_TOOL_FIELDS = ['description', 'parameters', 'strict'] as const;
+
+/** `keys` with their values as members added at the end of an object's JSON text: `,"k":v` each. */
+function addedMembers<K extends string>(keys: readonly K[], valueOf: (key: K) => unknown): string {
+  return keys.map((k) => `,${JSON.stringify(k)}:${JSON.stringify(valueOf(k))}`).join('');
 }
 
 function isFunctionTool(t: unknown): t is Record<string, unknown> {
@@ -157,7 +211,7 @@ function isFunctionTool(t: unknown): t is Record<string, unknown> {
  * in_progress, completed, ...); frames without one, and snapshots that lack nothing, stay byte for byte as they came.
  */
 export function withRequiredSnapshotFields(frames: string, request: ResponsesEcho): string {
-  return new SnapshotFields(request).frames(frames);
+  return new SnapshotFields(() => request).frames(frames);
 }
 
 function withSnapshotFields(frame: string, request: ResponsesEcho): string {
@@ -192,8 +246,14 @@ export class SnapshotFields {
   private added: string | null | undefined = undefined;
   /** The keys the first snapshot lacked, in the order withRequiredFields adds them. */
   private missing: readonly string[] = [];
+  private echo: ResponsesEcho | undefined;
 
-  constructor(private readonly request: ResponsesEcho) {}
+  /** `request`: the request's settings, asked for only when a snapshot lacks something. */
+  constructor(private readonly request: () => ResponsesEcho) {}
+
+  private get settings(): ResponsesEcho {
+    return (this.echo ??= this.request());
+  }
 
   frames(frames: string): string {
     if (this.added === '' || !frames.includes('"response":{')) return frames;
@@ -211,20 +271,34 @@ export class SnapshotFields {
 
   private frame(frame: string): string {
     if (this.added === '') return frame;
-    const lines = frame.split('\n');
-    const dataAt = lines.findIndex((l) => l.startsWith('data:'));
-    if (dataAt === -1 || lines.slice(dataAt + 1).some((l) => l.startsWith('data:'))) return frame;
-    const line = lines[dataAt]!;
+    // The frame's one data line (a frame of several is left to the parsing way).
+    const start = frame.startsWith('data:') ? 0 : frame.indexOf('\ndata:') + 1;
+    if (start === 0 && !frame.startsWith('data:')) return frame;
+    const lineEnd = frame.indexOf('\n', start);
+    const end = lineEnd === -1 ? frame.length : lineEnd;
+    if (frame.includes('\ndata:', end)) return frame;
+    const line = frame.slice(start, end);
+    /** The frame with `text` inserted at `at` in its data line. */
+    const inserted = (at: number, text: string) => frame.slice(0, start + at) + text + frame.slice(start + at);
     if (this.added) {
       const shape = responseMembers(line);
-      if (shape !== null && sameKeys(lackingOf(shape.keys), this.missing)) {
-        lines[dataAt] = line.slice(0, shape.at) + this.added + line.slice(shape.at);
-        return lines.join('\n');
-      }
-      return withSnapshotFields(frame, this.request);
+      if (shape !== null && sameKeys(lackingOf(shape.keys), this.missing)) return inserted(shape.at, this.added);
+      return withSnapshotFields(frame, this.settings);
     }
-    if (this.added === null) return withSnapshotFields(frame, this.request);
-    // The first snapshot: parsed, and what it lacks learned.
+    if (this.added === null) return withSnapshotFields(frame, this.settings);
+    // The first snapshot. Its structure read as text, when that tells all: what it lacks comes from the request's
+    // settings, not from its own values, so it needs no parse unless a function tool lacks members.
+    const read = responseMembers(line);
+    if (read !== null && !read.toolLacks && !read.indexKey) {
+      if (read.tools) knowTools(line.slice(read.tools.start, read.tools.end));
+      const missing = lackingOf(read.keys);
+      this.added = '';
+      if (missing.length === 0) return frame;
+      this.added = addedMembers(missing, (k) => requiredDefault(k, this.settings));
+      this.missing = missing;
+      return inserted(read.at, this.added);
+    }
+    // Else parsed, and what it lacks learned.
     let event: Record<string, unknown>;
     try {
       event = JSON.parse(line.slice(5)) as Record<string, unknown>;
@@ -233,23 +307,23 @@ export class SnapshotFields {
     }
     const response = event.response;
     if (typeof response !== 'object' || response === null || Array.isArray(response)) return frame;
-    const filled = withRequiredFields(response as Record<string, unknown>, this.request);
+    const filled = withRequiredFields(response as Record<string, unknown>, this.settings);
     const keys = Object.keys(event);
     const responseKeys = Object.keys(response);
     const toolsChanged = filled !== null && filled.tools !== (response as Record<string, unknown>).tools;
-    const at = responseMembers(line)?.at ?? -1;
+    const shape = responseMembers(line);
+    const at = shape?.at ?? -1;
+    if (shape?.tools && !toolsChanged && !shape.toolLacks) knowTools(line.slice(shape.tools.start, shape.tools.end));
     if (toolsChanged || keys[keys.length - 1] !== 'response' || keys.some(isIndexKey) || responseKeys.length === 0 || at === -1) {
       this.added = null;
       if (!filled) return frame;
-      lines[dataAt] = `data: ${JSON.stringify({ ...event, response: filled })}`;
-      return lines.join('\n');
+      return `${frame.slice(0, start)}data: ${JSON.stringify({ ...event, response: filled })}${frame.slice(end)}`;
     }
     const missing = filled ? Object.keys(filled).slice(responseKeys.length) : [];
-    this.added = missing.map((k) => `,${JSON.stringify(k)}:${JSON.stringify(filled![k])}`).join('');
+    this.added = addedMembers(missing, (k) => filled![k]);
     if (!this.added) return frame;
     this.missing = missing;
-    lines[dataAt] = line.slice(0, at) + this.added + line.slice(at);
-    return lines.join('\n');
+    return inserted(at, this.added);
   }
 }
 
@@ -259,7 +333,7 @@ function isIndexKey(k: string): boolean {
 }
 
 /** The required keys not among `keys`, in the order withRequiredFields adds them. */
-function lackingOf(keys: ReadonlySet<string>): string[] {
+function lackingOf(keys: ReadonlySet<string>): RequiredField[] {
   return REQUIRED_RESPONSE_FIELDS.filter((k) => !keys.has(k));
 }
 
@@ -267,12 +341,54 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((k, i) => k === b[i]);
 }
 
+interface ResponseShape {
+  /** Where the response's closing `}` is. */
+  at: number;
+  /** The response's members. */
+  keys: Set<string>;
+  /** Where its `tools` value lies, when it is an array or object. */
+  tools: { start: number; end: number } | null;
+  /** True when a function tool of a `tools` array (as read here, not stepped over) lacks description, parameters or strict. */
+  toolLacks: boolean;
+  /** True when a member of the event has an integer-like name (JSON.parse would put it first). */
+  indexKey: boolean;
+}
+
+/**
+ * `tools` values of response snapshots read lately, most recent first: each read whole by responseMembers (strings
+ * closed, brackets matched) with no function tool lacking a member. A response echoes its request's tools, and an
+ * agent sends the same tools at every step: where a snapshot holds one of these texts at its `tools`, the scan steps
+ * over it (the same bytes read the same way) instead of reading 10-40 KB again.
+ */
+const knownTools: string[] = [];
+const KNOWN_TOOLS = 16;
+
+function knowTools(text: string): void {
+  const at = knownTools.indexOf(text);
+  if (at === 0) return;
+  if (at > 0) knownTools.splice(at, 1);
+  else if (knownTools.length >= KNOWN_TOOLS) knownTools.pop();
+  // A copy of its own, so that the frame it was cut from is not kept alive with it.
+  knownTools.unshift(at > 0 ? text : (' ' + text).slice(1));
+}
+
+/** The known tools text that `line` holds from `i` on, if any (slice and ===, not startsWith: V8 compares those a character at a time). */
+function knownToolsAt(line: string, i: number): string | undefined {
+  for (const text of knownTools) {
+    const end = i + text.length;
+    if (end <= line.length && line.charCodeAt(end - 1) === text.charCodeAt(text.length - 1) && line.slice(i, end) === text) return text;
+  }
+  return undefined;
+}
+
 /**
  * In `data: {...,"response":{...}}`: the index of the response's closing `}` and its members' names, when the response
  * is a non-empty object, the event's last member and its only one of that name, and no name of the event or of the
- * response is written with an escape; else null. Strings are skipped with indexOf, not read; nothing is parsed.
+ * response is written with an escape; else null. Strings are skipped with indexOf, not read; nothing is parsed. Also
+ * where the response's `tools` array or object lies, and whether a function tool in it lacks a member; a `tools` value
+ * that starts with a known text (knownTools) is stepped over unread.
  */
-function responseMembers(line: string): { at: number; keys: Set<string> } | null {
+function responseMembers(line: string): ResponseShape | null {
   let i = 5;
   while (i < line.length && isJsonSpace(line.charCodeAt(i))) i++;
   if (line.charCodeAt(i) !== 0x7b) return null;
@@ -283,19 +399,48 @@ function responseMembers(line: string): { at: number; keys: Set<string> } | null
   let responseNext = false;
   let seenResponse = false;
   const keys = new Set<string>();
+  /** The response's `tools` key was just read (its value comes next), and where that value lies once read. */
+  let toolsNext = false;
+  let toolsAt = -1;
+  let toolsSpan: { start: number; end: number } | null = null;
+  /** Inside a `tools` array read here: the members of the tool object open at depth 4, and its `type` when a string. */
+  let toolsArray = false;
+  let toolKeys: Set<string> | null = null;
+  let toolType: string | undefined;
+  let typeNext = false;
+  let toolLacks = false;
+  let indexKey = false;
   for (; i < line.length; i++) {
     const c = line.charCodeAt(i);
     if (c === 0x22) {
       const end = stringEnd(line, i);
       if (end === -1) return null;
       const depth = objects.length;
+      toolsNext = false;
       if (keyNext && (depth === 1 || (depth === 2 && inResponse))) {
         const key = line.slice(i + 1, end);
         if (key.includes('\\')) return null;
-        if (depth === 2) keys.add(key);
-        else if (seenResponse) return null;
+        if (depth === 2) {
+          keys.add(key);
+          toolsNext = key === 'tools';
+        } else if (seenResponse) return null;
         else if (key === 'response') responseNext = seenResponse = true;
+        else if (isIndexKey(key)) indexKey = true;
       } else if (responseNext) return null;
+      else if (toolKeys !== null && depth === 4) {
+        if (keyNext) {
+          const key = line.slice(i + 1, end);
+          // A tool member named with an escape is read the parsing way.
+          if (key.includes('\\')) toolLacks = true;
+          toolKeys.add(key);
+          typeNext = key === 'type';
+        } else if (typeNext) {
+          toolType = line.slice(i + 1, end);
+          // An escaped type is read the parsing way.
+          if (toolType.includes('\\')) toolLacks = true;
+          typeNext = false;
+        }
+      }
       keyNext = false;
       i = end;
     } else if (c === 0x7b || c === 0x5b) {
@@ -304,11 +449,39 @@ function responseMembers(line: string): { at: number; keys: Set<string> } | null
         inResponse = true;
         responseNext = false;
       }
+      if (toolsNext) {
+        toolsNext = false;
+        const known = knownToolsAt(line, i);
+        if (known !== undefined) {
+          // Tools read before, byte for byte: one whole value, no function tool lacking, after which the response goes on.
+          toolsSpan = { start: i, end: i + known.length };
+          i += known.length - 1;
+          keyNext = false;
+          continue;
+        }
+        toolsAt = i;
+        toolsArray = c === 0x5b;
+      } else if (toolsArray && c === 0x7b && objects.length === 3) {
+        toolKeys = new Set();
+        toolType = undefined;
+      }
+      typeNext = false;
       objects.push(c === 0x7b);
       keyNext = c === 0x7b;
     } else if (c === 0x7d || c === 0x5d) {
       objects.pop();
       keyNext = false;
+      typeNext = false;
+      if (toolKeys !== null && objects.length === 3) {
+        // A tool object ends: a function tool needs description, parameters and strict (an escaped name counts as none).
+        if (toolType === 'function' && !FUNCTION_TOOL_FIELDS.every((k) => toolKeys!.has(k))) toolLacks = true;
+        toolKeys = null;
+      }
+      if (toolsAt !== -1 && objects.length === 2) {
+        toolsSpan = { start: toolsAt, end: i + 1 };
+        toolsAt = -1;
+        toolsArray = false;
+      }
       if (inResponse && objects.length === 1) {
         if (keys.size === 0) return null;
         // Nothing after the response but the event's closing brace.
@@ -317,11 +490,16 @@ function responseMembers(line: string): { at: number; keys: Set<string> } | null
         if (line.charCodeAt(j) !== 0x7d) return null;
         j++;
         while (j < line.length && isJsonSpace(line.charCodeAt(j))) j++;
-        return j === line.length ? { at: i, keys } : null;
+        return j === line.length ? { at: i, keys, tools: toolsSpan, toolLacks, indexKey } : null;
       }
       if (objects.length === 0) return null;
     } else if (c === 0x2c) {
       keyNext = objects[objects.length - 1] === true;
+      toolsNext = false;
+      typeNext = false;
+    } else if (toolsNext && !isJsonSpace(c) && c !== 0x3a) {
+      // `tools` is a number, true, false or null.
+      toolsNext = false;
     } else if (responseNext && !isJsonSpace(c) && c !== 0x3a) {
       // The response is a number, true, false or null.
       return null;

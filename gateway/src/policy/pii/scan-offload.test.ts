@@ -180,6 +180,24 @@ describe('scanRequestPiiAsync and redactRequestPiiAsync', () => {
     expect(pool.started.length).toBe(busy);
   });
 
+  it('look up a large top-level member (a system prompt, instructions) by its bytes, with the same verdict every time', async () => {
+    const { visitResponsesTexts } = await import('../../data-plane/dialects/responses/responses-policy-view.js');
+    const clean = `You are a coding agent. ${'Read the repository before you change it. '.repeat(200)}`;
+    const withMail = `${clean} Escalate to ops.lead@example.com when stuck.`;
+    for (const [instructions, want] of [[clean, []], [withMail, ['email']]] as const) {
+      for (let step = 0; step < 3; step++) {
+        const body = { model: 'm', instructions, input: [{ role: 'user', content: `question ${step} of many, long enough to be remembered` }], prompt_cache_key: 'k' };
+        const expected = scanRequestPii(structuredClone(body), types, visitResponsesTexts);
+        expect(expected).toEqual(want);
+        expect(await scanRequestPiiAsync(received(body), types, visitResponsesTexts)).toEqual(expected);
+      }
+      // The same text under the scope that does not read it, and with the member under another name: read as that one is.
+      const asUser = received({ model: 'm', metadata_note: instructions, input: [] });
+      expect(await scanRequestPiiAsync(asUser, types, visitResponsesTexts, new Set(['user']))).toEqual(want);
+      expect(await scanRequestPiiAsync(received({ model: 'm', instructions, input: [] }), types, visitResponsesTexts, new Set(['user']))).toEqual([]);
+    }
+  });
+
   it('agree with a scan on the main thread at every step of a growing conversation, requests of one step at once', async () => {
     const messages: Array<Record<string, unknown>> = [];
     for (let step = 0; step < 6; step++) {

@@ -1,6 +1,7 @@
 import { PII_TYPES, type PiiType } from '../../contract/policies.js';
 import { Generations } from '../../json/generations.js';
-import { partsLookedUp, perElement } from '../../json/part-cache.js';
+import { ofMember, partsLookedUp, perElement } from '../../json/part-cache.js';
+import { receivedJsonOf } from '../../json/received-json.js';
 import { ALLOW_NOTHING, type PiiAllow } from './pii-allow.js';
 import type { PiiMatch } from './pii-match.js';
 import { typesOf } from './redact-pii.js';
@@ -189,15 +190,26 @@ interface PartScan {
   running?: Promise<PiiType[]>;
 }
 
-/** A part of a body to scan: an element of a conversation or tool list (with what is known of it), or the rest. */
+/**
+ * A part of a body to scan: an element of a conversation or tool list, or a large member of the top level (with what is
+ * known of it), or the rest.
+ */
 interface Part {
   scan: PartScan | undefined;
   member: string | undefined;
   value: Record<string, unknown> | unknown;
+  /** True for an element of the array `member`; false for the whole value of `member`. */
+  element?: boolean;
 }
 
 /** The top-level arrays of a body whose elements are scanned (and remembered) one by one: conversations (Gemini's `contents` too) and tools. */
-const PART_MEMBERS = ['messages', 'input', 'contents', 'tools'] as const;
+const PART_MEMBERS: readonly string[] = ['messages', 'input', 'contents', 'tools'];
+
+/**
+ * Any other top-level member of at least this many bytes (a system prompt, Codex's instructions) is a part of its own,
+ * scanned once and then looked up by its bytes; smaller ones are read with the rest of the body, every time.
+ */
+const OWN_PART_BYTES = 1024;
 
 const ids = new WeakMap<object, number>();
 let lastId = 0;
@@ -224,13 +236,20 @@ function partsOf(body: Record<string, unknown>, types: readonly PiiType[], walk:
     rest ??= { ...body };
     delete rest[member];
     const scans = perElement(body, member, `${fact} ${member}`, (): PartScan => ({}));
-    for (let i = 0; i < scans.length; i++) parts.push({ scan: scans[i], member, value: elements[i] });
+    for (let i = 0; i < scans.length; i++) parts.push({ scan: scans[i], member, value: elements[i], element: true });
+  }
+  for (const [member, span] of receivedJsonOf(body)!.memberSpans()) {
+    if (span.end - span.start < OWN_PART_BYTES || PART_MEMBERS.includes(member) || !Object.prototype.hasOwnProperty.call(body, member)) continue;
+    rest ??= { ...body };
+    delete rest[member];
+    parts.push({ scan: ofMember(body, member, `${fact} ${member}`, (): PartScan => ({})), member, value: body[member], element: false });
   }
   parts.push({ scan: undefined, member: undefined, value: rest ?? body });
   return parts;
 }
 
-const bodyOf = (part: Part): Record<string, unknown> => (part.member === undefined ? (part.value as Record<string, unknown>) : { [part.member]: [part.value] });
+const bodyOf = (part: Part): Record<string, unknown> =>
+  part.member === undefined ? (part.value as Record<string, unknown>) : { [part.member]: part.element ? [part.value] : part.value };
 
 /**
  * The PII types found in the texts `walk` visits (a chat completions or embeddings body by default) in the parts of

@@ -78,6 +78,8 @@ interface Turn {
   call: (t: PricedTarget) => ResponsesCallContext;
   /** The request's tool rules, when some policy has them. */
   gate: ToolGate | null;
+  /** See echoOf. */
+  echo?: ResponsesEcho;
 }
 
 export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): Promise<void> {
@@ -125,9 +127,9 @@ export async function responses(dp: DataPlane, ex: Exchange, rawBody: unknown): 
   }
 }
 
-/** The request's settings a translated response repeats. */
+/** The request's settings a response repeats (made once per request). */
 function echoOf(turn: Turn): ResponsesEcho {
-  return { ...(turn.a.body as ResponsesWire), previous_response_id: turn.previous };
+  return (turn.echo ??= { ...(turn.a.body as ResponsesWire), previous_response_id: turn.previous });
 }
 
 const DROPPED_HEADER_MAX = 1024;
@@ -145,9 +147,13 @@ function answerHeaders(a: Admission, dropped: string[]): Record<string, string> 
  * The upstream's response as the client sees it: agentgw's id, the previous_response_id it sent, and any field the
  * Open Responses specification requires that the upstream left out.
  */
-function asOurs(value: Json, turn: Turn): Json {
-  const ours = { ...value, id: turn.id, ...(turn.previous ? { previous_response_id: turn.previous } : {}) };
-  return withRequiredFields(ours, echoOf(turn)) ?? ours;
+function asOurs(value: Json, turn: Turn, owned = false): Json {
+  // `owned`: the value is this request's own parse of the upstream's body, changed in place (a copy made with a spread
+  // and then added to costs more than the rest of this, and makes JSON.stringify slower too); else a copy is.
+  const ours = owned ? value : { ...value };
+  ours.id = turn.id;
+  if (turn.previous) ours.previous_response_id = turn.previous;
+  return withRequiredFields(ours, echoOf(turn), true) ?? ours;
 }
 
 /** Keeps the response for previous_response_id and GET, when the client let it be stored; false when that failed. */
@@ -165,7 +171,7 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
       const native = nativeOf(t);
       if (native) {
         const r = await native.create(turn.call(t), nativeBody(a.body));
-        const value = asOurs(r.value, turn);
+        const value = asOurs(r.value, turn, true);
         return { text: JSON.stringify(value), value, usage: r.usage, dropped: [] };
       }
       const { request, droppedTools, tools } = chatRequestFor(t, a.body);
@@ -189,7 +195,9 @@ async function createResponse(dp: DataPlane, ex: Exchange, turn: Turn): Promise<
   if (turn.gate !== null && (await gateResponse(result.value, turn.gate))) result.text = JSON.stringify(result.value);
   const stored = await keep(dp, ex, turn, target, result.value);
   // Journaled before the answer leaves: a crash after it loses no billed row.
-  await dp.record(ctx, { ...held.outcome(), usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id, toolCalls: turn.gate?.records });
+  // (A literal, not a spread of outcome(): an object spread and then added to is slow to make and to read.)
+  const { httpStatus, error } = held.outcome();
+  await dp.record(ctx, { httpStatus, error, usage, cost, provider: target.provider.name, model: target.id, ttftMs: null, responseId: turn.id, toolCalls: turn.gate?.records });
   if (stored) held.send(result.text);
   else held.send(JSON.stringify(notStoredResponse(result.value)), { ...answerHeaders(a, result.dropped), [STORED_HEADER]: 'false' });
   await settle();
@@ -233,7 +241,7 @@ class NativeStream implements FrameSource {
       // The upstream saw the whole conversation, not the client's previous_response_id: its response objects say null.
       if (this.turn.previous !== null && text.includes(NO_PREVIOUS)) text = text.replaceAll(NO_PREVIOUS, `"previous_response_id":${JSON.stringify(this.turn.previous)}`);
       // Response snapshots (created, in_progress, completed, ...) with what the Open Responses specification requires.
-      text = (this.snapshots ??= new SnapshotFields(echoOf(this.turn))).frames(text);
+      text = (this.snapshots ??= new SnapshotFields(() => echoOf(this.turn))).frames(text);
       for (let at = text.indexOf('\n\n'); at !== -1; at = text.indexOf('\n\n', at + 2)) this.events++;
       if (this.held) {
         this.held += text;
@@ -315,14 +323,16 @@ async function streamResponse(dp: DataPlane, ex: Exchange, turn: Turn, abort: Cl
   const relayed = await relayFrames(ex, abort, filter ? new ToolGatedSource(stream, filter) : stream);
   let last: string;
   let response: Json | null;
+  // The response object is made only to be kept (store); a turn not stored needs none.
+  const kept = relayed.failure === undefined && turn.store;
   if (stream instanceof NativeStream) {
     last = relayed.failure ? stream.failed(relayed.failure) : stream.last();
-    response = relayed.failure ? null : stream.response();
+    response = kept ? stream.response() : null;
   } else {
     last = relayed.failure
       ? stream.encoder.error({ code: responsesErrorCode(relayed.failure.code), message: relayed.failure.message })
       : stream.encoder.finish(stream.usage());
-    response = relayed.failure ? null : (stream.encoder.response() as unknown as Json | null);
+    response = kept ? (stream.encoder.response() as unknown as Json | null) : null;
   }
   if (filter) {
     last = await filter.close(last, relayed.failure !== undefined);
