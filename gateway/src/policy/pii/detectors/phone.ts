@@ -163,11 +163,14 @@ function isPhoneCandidate(text: string, ctx: NumberContext, groups: readonly Dig
   return isNationalNumberSomewhere(digits);
 }
 
+/** A chain that starts inside a word ("DE89 3704 0044 …", "A1 …") is a code of letters and digits. */
+function startsInWord(text: string, lead: number): boolean {
+  return lead > 0 && isLatinLetter(text.charCodeAt(lead - 1));
+}
+
 /** Tries the longest candidate at each group first, so "+44 20 7946 0958" is one number, not three. */
 function findInChain(text: string, ctx: NumberContext, groups: DigitGroup[], out: PiiMatch[]): void {
-  // A chain that starts inside a word ("DE89 3704 0044 …", "A1 …") is a code of letters and digits.
-  const lead = groups[0].leadStart;
-  if (lead > 0 && isLatinLetter(text.charCodeAt(lead - 1))) return;
+  if (startsInWord(text, groups[0].leadStart)) return;
   const n = groups.length;
   let i = 0;
   while (i < n) {
@@ -202,15 +205,10 @@ export const phoneDetector: PiiDetector = {
     if (!MAYBE_PHONE.test(text)) return;
     const chains: DigitGroup[][] = [];
     const numbers: number[] = [];
-    forEachDigitChain(text, (groups) => {
-      chains.push(groups);
-      for (const g of groups) if (g.digits.length >= 2) numbers.push(g.start);
-    });
+    // Only chains of seven digits or more that do not start inside a word can hold a number (see findInChain); every
+    // chain's numbers count as neighbours all the same.
+    forEachDigitChain(text, (groups) => chains.push(groups), (lead, digits) => digits >= 7 && !startsInWord(text, lead), numbers);
     const ctx = new NumberContext(text, numbers);
-    for (const groups of chains) {
-      let total = 0;
-      for (const g of groups) total += g.digits.length;
-      if (total >= 7) findInChain(text, ctx, groups, out);
-    }
+    for (const groups of chains) findInChain(text, ctx, groups, out);
   },
 };
