@@ -54,7 +54,9 @@ const config = {
   sequentialWarmup: env('BENCH_SEQUENTIAL_WARMUP', 300),
   ttfbSamples: env('BENCH_TTFB_SAMPLES', 300),
   slowChunkMs: env('BENCH_SLOW_CHUNK_MS', 10),
-  phases: (process.env.BENCH_PHASES ?? 'load,agent,routing,latency,ttfb').split(',').map((s) => s.trim()),
+  phases: (process.env.BENCH_PHASES ?? 'load,agent,routing,latency,ttfb,checks').split(',').map((s) => s.trim()),
+  /** Requests per agent workload in the checks phase (four times as many small bodies). */
+  checksRequests: env('BENCH_CHECKS_REQUESTS', 6000),
   /** Measured seconds per target, workload and mode in the agent phase. */
   agentSeconds: env('BENCH_AGENT_SECONDS', 6),
   /** 1: the load phase also measures the accounted proxy (accounted-proxy.mjs), between the bare proxy and the gateway. */
@@ -128,10 +130,11 @@ async function startAll() {
     writeFileSync(configPath, JSON.stringify({ storage: { kind: 'sqlite', path: join(workDir, `${name}.db`) }, ...cfg }));
     return spawnGateway({ configPath, adminKey: ADMIN_KEY, nodeArgs: config.gatewayNodeArgs, bin });
   };
-  const gateway = await start('agentgw', gatewayConfig, gatewayBin?.bin);
   // The same config, less the aliases of the object form ({strategy, targets}), which an older revision may not know;
-  // the baseline is measured in the load and agent phases only, which use none of them.
+  // the baseline is measured in the load and agent phases only, which use none of them (nor does a BENCH_GATEWAY_REV
+  // gateway when the routing phase is not run).
   const baselineConfig = { ...gatewayConfig, models: Object.fromEntries(Object.entries(gatewayConfig.models).filter(([, v]) => Array.isArray(v))) };
+  const gateway = await start('agentgw', gatewayBin && !config.phases.includes('routing') ? baselineConfig : gatewayConfig, gatewayBin?.bin);
   const baseline = baselineBin ? await start('agentgw-baseline', baselineConfig, baselineBin.bin) : null;
   return { mock, proxy, accounted, gateway, baseline };
 }
@@ -317,6 +320,27 @@ async function main() {
     log(`time to first streamed byte: ${config.ttfbSamples} per target`);
     const slowTargets = targets.map((t) => (t.name === 'gateway' ? t : { ...t, path: '/slow/v1/chat/completions' }));
     results.ttfb = added(await timeToFirstByte(slowTargets, { warmup: 30, samples: config.ttfbSamples, model: SLOW_MODEL }));
+  }
+
+  if (config.phases.includes('checks') && config.baselineBuild) {
+    // The request-side checks of both builds on the same bodies, paired in one process of their own (checks-pair.mjs).
+    log(`request-side checks, paired in one process: ${baselineLabel} and the gateway's build, ${config.checksRequests} requests per agent workload`);
+    const gatewayDist = join(config.gatewayBuild?.dir ?? fileURLToPath(new URL('..', import.meta.url)), 'gateway', 'dist');
+    const out = execFileSync(process.execPath, [fileURLToPath(new URL('checks-pair.mjs', import.meta.url)), join(config.baselineBuild.dir, 'gateway', 'dist'), gatewayDist, String(config.checksRequests)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 1 << 20,
+    });
+    const byWorkload = JSON.parse(out);
+    // What the checks add, against the gateway's whole CPU per request for the same body (non-streaming) in this run.
+    const gatewayCpu = (name) => (name.startsWith('load') ? results.load?.nonStreaming.gateway.cpuUsPerRequest : results.agent?.[name]?.gateway.cpuUsPerRequest);
+    results.checks = Object.fromEntries(
+      Object.entries(byWorkload).map(([name, r]) => {
+        const cpu = gatewayCpu(name);
+        const addedUs = r.after.total - r.before.total;
+        return [name, { ...r, addedUs, gatewayCpuUsPerRequest: cpu ?? null, addedShareOfGatewayCpu: cpu ? addedUs / cpu : null }];
+      }),
+    );
   }
 
   // Usage rows are written in batches: give the writer a moment before counting them.

@@ -27,6 +27,16 @@ export function evaluate(results) {
       pass: share >= TARGETS.throughputShareOfProxy,
     });
   }
+  for (const [name, k] of Object.entries(results.checks ?? {})) {
+    if (k.addedShareOfGatewayCpu === null) continue;
+    out.push({
+      name: `checks, ${name}: added <= 5% of the gateway's CPU/req`,
+      value: `${num(k.addedShareOfGatewayCpu * 100, 1)}%`,
+      measured: k.addedShareOfGatewayCpu,
+      limit: 0.05,
+      pass: k.addedShareOfGatewayCpu <= 0.05,
+    });
+  }
   if (results.latency) {
     out.push({
       name: `added latency, 1 in flight, p50 <= ${TARGETS.addedLatencyP50Ms} ms`,
@@ -162,6 +172,18 @@ export function renderTable(results) {
       lines.push(
         `  ${pad(k.name, 58)}${lpad(num(k.beforeUs, 0), 8)}${lpad(num(k.afterUs, 0), 8)}${lpad(`${num(k.ratio * 100, 1)}%`, 14)}` +
           `${lpad(`${num(k.medianRatio * 100, 1)}% [${num(k.minRatio * 100, 1)}, ${num(k.maxRatio * 100, 1)}]`, 28)}`,
+      );
+    }
+  }
+  if (results.checks) {
+    lines.push('');
+    lines.push('Request-side checks, paired in one process (us per request: parse, case rule, PII scan, prompt bound, retry subject; same bodies, builds in turn)');
+    lines.push(`  ${pad('workload', 26)}${lpad('before', 9)}${lpad('after', 9)}${lpad('added', 9)}${lpad('gateway CPU/req', 17)}${lpad('added share', 13)}   after by step`);
+    for (const [name, k] of Object.entries(results.checks)) {
+      const steps = ['parse', 'keyCase', 'pii', 'bound', 'retry'].map((s) => `${s} ${num(k.after[s], 1)}`).join(', ');
+      lines.push(
+        `  ${pad(name, 26)}${lpad(num(k.before.total, 1), 9)}${lpad(num(k.after.total, 1), 9)}${lpad(num(k.addedUs, 1), 9)}` +
+          `${lpad(k.gatewayCpuUsPerRequest === null ? 'n/a' : num(k.gatewayCpuUsPerRequest, 0), 17)}${lpad(k.addedShareOfGatewayCpu === null ? 'n/a' : `${num(k.addedShareOfGatewayCpu * 100, 1)}%`, 13)}   ${steps}`,
       );
     }
   }
