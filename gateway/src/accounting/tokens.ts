@@ -1,4 +1,4 @@
-import { DIALECT_MEMBERS } from '../contract/dialect-members.js';
+import { DIALECT_MEMBERS, clientShaped } from '../contract/dialect-members.js';
 import { countTokens } from '../tokenizer/o200k.js';
 
 /*
@@ -108,10 +108,14 @@ function isFileByReference(o: Record<string, unknown>): boolean {
  * Adds the bytes of every string, number and client-named key inside `value`, at any depth (no recursion); image parts
  * count as images whatever their URL or data, documents and files by reference as files.
  */
-function tallyBytes(root: unknown, t: Tally): void {
+function tallyBytes(root: unknown, t: Tally, rootShaped = false): void {
   const stack: unknown[] = [root];
+  // Per queued value: whether it lies below a member the client shapes (tool inputs, schemas, metadata), where an object
+  // that looks like an image or a file is text the model reads like any other, and counts by its bytes.
+  const shaped: boolean[] = [rootShaped];
   while (stack.length > 0) {
     const value = stack.pop();
+    const free = shaped.pop()!;
     if (typeof value === 'string') {
       t.bytes += Buffer.byteLength(value, 'utf8');
       t.strings += 1;
@@ -119,28 +123,35 @@ function tallyBytes(root: unknown, t: Tally): void {
       t.bytes += String(value).length;
       t.strings += 1;
     } else if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push(value[i]);
+        shaped.push(free);
+      }
     } else if (value !== null && typeof value === 'object') {
       const o = value as Record<string, unknown>;
-      if (isImagePart(o)) {
+      if (!free && isImagePart(o)) {
         t.images += 1;
-      } else if (isFileByReference(o)) {
+      } else if (!free && isFileByReference(o)) {
         t.files += 1;
       } else {
         for (const key of Object.keys(o)) {
           // The model reads the keys of objects the client names (tool inputs); the dialect's own are markup.
           if (!DIALECT_MEMBERS.has(key)) t.bytes += Buffer.byteLength(key, 'utf8');
           stack.push(o[key]);
+          shaped.push(free || clientShaped(o, key));
         }
       }
     }
   }
 }
 
-/** The values of the members of `body` not named in `counted`: what a bound tallies as `rest`. */
-export function membersBesides(body: Record<string, unknown>, counted: ReadonlySet<string>): unknown[] {
-  const out: unknown[] = [];
-  for (const key of Object.keys(body)) if (!counted.has(key)) out.push(key, body[key]);
+/** The members of a body a bound tallies as `rest`: each name and its value, and whether the client shapes the value. */
+export type RestMembers = Array<{ key: string; value: unknown; shaped: boolean }>;
+
+/** The members of `body` not named in `counted`: what a bound tallies as `rest`. */
+export function membersBesides(body: Record<string, unknown>, counted: ReadonlySet<string>): RestMembers {
+  const out: RestMembers = [];
+  for (const key of Object.keys(body)) if (!counted.has(key)) out.push({ key, value: body[key], shaped: clientShaped(body, key) });
   return out;
 }
 
@@ -156,7 +167,7 @@ export interface BoundParts {
   /** toolsBytes(tools) when the request has tools and no legacy functions. */
   toolsBytes?: number;
   /** The members of the request besides the conversation and tools (tallied whole: everything the upstream reads counts). */
-  rest?: unknown;
+  rest?: RestMembers;
 }
 
 /**
@@ -182,7 +193,12 @@ export function promptTokensUpperBound(body: PromptRequest, options: { imageToke
       t.files += known.files;
     }
   }
-  if (options.rest !== undefined) tallyBytes(options.rest, t);
+  for (const m of options.rest ?? []) {
+    // The name as a string, the value as what it is (below a member no dialect defines, nothing counts as an image).
+    t.bytes += Buffer.byteLength(m.key, 'utf8');
+    t.strings += 1;
+    tallyBytes(m.value, t, m.shaped);
+  }
   const functions = body.functions ?? [];
   const tools = functions.length === 0 ? (body.tools ?? []) : [...(body.tools ?? []), ...functions];
   if (tools.length > 0) {

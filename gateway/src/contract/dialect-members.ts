@@ -25,3 +25,26 @@ export const DIALECT_MEMBERS: ReadonlySet<string> = new Set([
   'input_schema', 'max_uses', 'allowed_domains', 'blocked_domains', 'user_location', 'disable_parallel_tool_use',
   'resource', 'uri', 'mimetype', 'mimeType', 'blob', 'structuredContent', 'isError', '_meta',
 ]);
+
+/**
+ * Members whose value the client (or a tool) names and shapes freely: tool inputs and arguments, schemas, metadata,
+ * structured results. Nothing in them is a dialect's block, so nothing in them is skipped as one: an object there that
+ * looks like an image or a thinking block is read like any other.
+ */
+export const CLIENT_NAMED: ReadonlySet<string> = new Set([
+  'parameters', 'input_schema', 'schema', 'arguments', 'metadata', 'logit_bias', 'headers', 'variables', 'env', 'properties',
+  'output_schema', 'structuredContent', '_meta',
+]);
+
+/** Blocks whose `input` is the tool's own arguments. */
+export const TOOL_INPUT_BLOCKS: ReadonlySet<unknown> = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
+
+/**
+ * True when the value of `holder[key]` is shaped by the client, not by a dialect: a member no dialect defines, one of
+ * CLIENT_NAMED, or a tool block's `input`. The walk reads everything below such a member.
+ */
+export function clientShaped(holder: unknown, key: string | number): boolean {
+  if (typeof key === 'number') return false;
+  if (!DIALECT_MEMBERS.has(key) || CLIENT_NAMED.has(key)) return true;
+  return key === 'input' && TOOL_INPUT_BLOCKS.has((holder as Record<string, unknown>).type);
+}

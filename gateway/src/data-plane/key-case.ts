@@ -1,7 +1,7 @@
 // The case rule (CONTRACT, "unknown body fields"): in objects a dialect defines, a key that case-folds to a defined member
 // without being it is refused. Go's encoding/json, behind many self-hosted upstreams, matches keys without case and keeps
 // the last: `{"content":"hi","Content":"<what the checks never read>"}` would reach its model as the content.
-import { DIALECT_MEMBERS } from '../contract/dialect-members.js';
+import { CLIENT_NAMED, DIALECT_MEMBERS, TOOL_INPUT_BLOCKS } from '../contract/dialect-members.js';
 import { AgentgwError } from '../contract/index.js';
 import { isKeptPart } from '../json/part-values.js';
 
@@ -12,17 +12,6 @@ const fold = (key: string) => key.toUpperCase().toLowerCase();
 
 /** Each defined member by its folded form. */
 const FOLDED: ReadonlyMap<string, string> = new Map([...DIALECT_MEMBERS].map((m) => [fold(m), m]));
-
-/**
- * Members whose value the client names (schemas, tool arguments and inputs, metadata, token biases): not checked, a tool
- * schema may hold both `Name` and `name`.
- */
-const CLIENT_NAMED: ReadonlySet<string> = new Set([
-  'parameters', 'input_schema', 'schema', 'arguments', 'metadata', 'logit_bias', 'headers', 'variables', 'env', 'properties', 'output_schema',
-]);
-
-/** Blocks whose `input` is the tool's own arguments. */
-const TOOL_INPUT_BLOCKS: ReadonlySet<unknown> = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
 
 /** How deep below the top level defined objects are checked: message, block, source, nested tool result block, its source. */
 const MAX_DEPTH = 5;

@@ -184,3 +184,42 @@ describe('the names of members the views read one by one are read too', () => {
     await expectRefused(routeName, keys[key]!, body, 403, 'pii_detected');
   });
 });
+
+describe("a dialect's binary shapes are skipped only where the dialect puts them, and only as base64", () => {
+  const toolTurn = (input: unknown) => [user('go'), { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input }] }, user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }])];
+  test.each([
+    ['an image block inside a tool input', { type: 'image', data: `contact ${EMAIL}` }],
+    ['a resource blob inside a tool input', { blob: `contact ${EMAIL}` }],
+    ['a data URL inside a tool input', { url: `data:image/png,contact ${EMAIL}` }],
+    ['a signed thinking block inside a tool input', { type: 'thinking', thinking: `mail ${EMAIL}`, signature: 'EqQBCkYIBxgCKkA' }],
+  ] as Array<[string, Json]>)('%s (pii_scope user and assistant)', async (_name, inner) => {
+    await expectRefused('messages native', keys['block-user-assistant']!, { max_tokens: 64, messages: toolTurn({ q: [inner] }) }, 403, 'pii_detected');
+  });
+
+  test.each([
+    ['an unsigned thinking block in a user turn', user([{ type: 'thinking', thinking: `mail ${EMAIL}` }, { type: 'text', text: 'hi' }])],
+    ['a thinking block whose signature is not base64', user([{ type: 'thinking', thinking: `mail ${EMAIL}`, signature: 'sig!' }, { type: 'text', text: 'hi' }])],
+    ['an image whose data is not base64', user([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: `contact ${EMAIL}` } }, { type: 'text', text: 'hi' }])],
+    ['a lookalike block in a tool result', user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok', extra: { type: 'audio', data: `contact ${EMAIL}` } }])],
+  ] as Array<[string, Json]>)('%s', async (_name, message) => {
+    await expectRefused('messages native', keys.block!, { max_tokens: 64, messages: [message] }, 403, 'pii_detected');
+  });
+
+  test('a data URL with text in it, in a Responses tool output', async () => {
+    const output = [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: `data:image/png;base64,${EMAIL}` }];
+    await expectRefused('responses native', keys.block!, { max_output_tokens: 64, input: [user('hi'), { type: 'function_call_output', call_id: 'call_1', output }] }, 403, 'pii_detected');
+  });
+
+  test('a real image is still skipped, and priced as an image', async () => {
+    const d = route('messages native');
+    const png = Buffer.from(`\x89PNG ${'4155552671 '.repeat(50)}`).toString('base64');
+    const body = { model: d.model, max_tokens: 64, messages: [user([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }, { type: 'text', text: 'what is it?' }])] };
+    const res = await send(harness.gw.url, d, body, { key: keys.block! });
+    expect(res.status, res.text).toBe(200);
+  });
+
+  test('an image-shaped object in a tool input counts its bytes against the cap', async () => {
+    await expectRefused('messages native', keys.cap!, { max_tokens: 64, messages: toolTurn({ type: 'image', data: 'spend '.repeat(80_000) }) }, 403, 'cost_cap_exceeded');
+    await expectRefused('messages native', keys.cap!, { max_tokens: 64, messages: toolTurn({ shot: { type: 'image_url', image_url: { url: `https://x.io/${'a'.repeat(480_000)}` } } }) }, 403, 'cost_cap_exceeded');
+  });
+});

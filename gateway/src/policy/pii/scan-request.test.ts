@@ -44,8 +44,13 @@ describe('scanRequestPii', () => {
   it('reads image URLs, which the provider receives, but not the data of an inline image', () => {
     const body = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `https://x.io/?u=${EMAIL}` } }] }] };
     expect(scanRequestPii(body, PII_TYPES)).toEqual(['email']);
-    const inline = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${EMAIL}` } }] }] };
+    const png = Buffer.from(`\x89PNG ${'4155552671 '.repeat(20)}`).toString('base64');
+    const inline = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }] };
     expect(scanRequestPii(inline, PII_TYPES)).toEqual([]);
+    // A data URL whose payload is not base64 is text the upstream receives: read.
+    for (const url of [`data:image/png;base64,${EMAIL}`, `data:image/svg+xml,<text>${EMAIL}</text>`, `data:image/png;name=${EMAIL};base64,${png}`]) {
+      expect(scanRequestPii({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }, PII_TYPES)).toEqual(['email']);
+    }
   });
 
   it('scans message names, the end-user id and metadata values, which are forwarded upstream', () => {

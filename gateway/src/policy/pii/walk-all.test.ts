@@ -3,7 +3,7 @@ import { NO_TEXT_MEMBERS, visitAll } from './walk-all.js';
 
 const visited = (value: unknown): string[] => {
   const out: string[] = [];
-  visitAll({ v: value }, 'v', (text) => (out.push(text), undefined), 'f');
+  visitAll({ content: value }, 'content', (text) => (out.push(text), undefined), 'f');
   return out;
 };
 
@@ -25,11 +25,40 @@ describe('visitAll', () => {
     let deep: unknown = { 'jane@example.com': 4155552671, n: 12, text: 'hello' };
     for (let i = 0; i < 10_000; i++) deep = i % 2 ? [deep] : { content: deep };
     expect(visited(deep).sort()).toEqual(['4155552671', 'hello', 'jane@example.com']);
-    expect(visited({ type: 'thinking', thinking: 'secret thoughts', signature: 'sig', extra: 'read me' }).sort()).toEqual(['extra', 'read me']);
+    expect(visited({ type: 'thinking', thinking: 'secret thoughts', signature: 'EqQBCkYIBxgC', extra: 'read me' }).sort()).toEqual(['extra', 'read me']);
     expect(visited({ type: 'constructor', text: 'read me' }).sort()).toEqual(['read me']);
     expect(visited({ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } })).toEqual([]);
     expect(visited({ type: 'image_url', image_url: { url: 'https://x.io/?u=a' } })).toEqual(['https://x.io/?u=a']);
     expect(visited({ type: 'Not An Enum', role: 'user' })).toEqual(['Not An Enum']);
+  });
+
+  it('skips binary members only where a dialect shapes the object, and only when they are base64', () => {
+    const b64 = Buffer.from('\x89PNG 4155552671 4155552671').toString('base64');
+    // Where the dialect puts them: skipped.
+    expect(visited({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64 } }).sort()).toEqual(['base64', 'image/png']);
+    expect(visited({ type: 'resource', resource: { uri: 'file:///a', blob: b64 } })).toEqual(['file:///a']);
+    expect(visited({ type: 'redacted_thinking', data: b64 })).toEqual([]);
+    // Not base64 (an address has an @): read.
+    expect(visited({ type: 'image', data: 'contact alice.smith@corp-mail.net' })).toEqual(['contact alice.smith@corp-mail.net']);
+    expect(visited({ type: 'resource', resource: { blob: 'alice.smith@corp-mail.net' } })).toEqual(['alice.smith@corp-mail.net']);
+    expect(visited({ type: 'reasoning', encrypted_content: 'gAAAA alice.smith@corp-mail.net' })).toEqual(['gAAAA alice.smith@corp-mail.net']);
+    // A thinking block's text is skipped only under a signature.
+    for (const signature of [undefined, '', 'not base64!']) {
+      expect(visited({ type: 'thinking', thinking: 'mail alice.smith@corp-mail.net', ...(signature === undefined ? {} : { signature }) })).toContain('mail alice.smith@corp-mail.net');
+    }
+    // Below a member the client shapes (a tool's input, arguments, metadata, a member no dialect defines), every shape
+    // is read: nothing there is a dialect's block.
+    const lookalikes = [
+      { type: 'image', data: 'contact 4155552671' },
+      { blob: '4155552671' },
+      { type: 'thinking', thinking: 'contact 4155552671', signature: 'EqQBCkYIBxgC' },
+      { url: 'data:image/png;base64,NDE1NTU1MjY3MQ==', text: 'x' },
+    ];
+    for (const inner of lookalikes) {
+      expect(visited({ type: 'tool_use', id: 't', name: 'f', input: { a: [inner] } }).join(' ')).toMatch(/4155552671|NDE1NTU1MjY3MQ/);
+      expect(visited({ type: 'text', text: 'x', metadata: inner }).join(' ')).toMatch(/4155552671|NDE1NTU1MjY3MQ/);
+      expect(visited({ type: 'text', text: 'x', anything: { deeper: inner } }).join(' ')).toMatch(/4155552671|NDE1NTU1MjY3MQ/);
+    }
   });
 
   it('renames a key that a visitor replaces, __proto__ included, keeping it an own property', () => {

@@ -1,7 +1,7 @@
 // The fail-closed walk: every string, every number that could hold PII and every key that is not a member the dialects
 // define, at any depth, without recursion. What a policy view has no rule for is read with this, so a part type a
 // provider adds tomorrow is read the day it appears.
-import { DIALECT_MEMBERS } from '../../contract/dialect-members.js';
+import { DIALECT_MEMBERS, clientShaped } from '../../contract/dialect-members.js';
 import type { TextVisitor } from './request-texts.js';
 
 type Json = Record<string, unknown>;
@@ -32,23 +32,41 @@ export const NO_TEXT_MEMBERS: ReadonlyMap<string, readonly string[]> = new Map([
   ['image_generation_call', ['result']],
 ]);
 
-/** Members whose value is skipped when it is an image or PDF as a data URL (the binary data of an inline file). */
+/** Members whose value is skipped when it is an image or PDF as a base64 data URL (the binary data of an inline file). */
 const DATA_URL_MEMBERS: ReadonlySet<string> = new Set(['url', 'image_url', 'file_data', 'data']);
 
 /**
- * True for a member the walk skips: one NO_TEXT_MEMBERS names, an image or PDF data URL, a resource `blob` (base64), or a
- * `type` or `role` whose value is a lowercase identifier (an enum word, no room for PII).
+ * Base64 (standard or URL-safe, whitespace allowed) and nothing else: the only form binary data and signatures take.
+ * Text in any other form (an address has an `@`) is not binary, whatever member it sits in.
+ */
+const BASE64_ONLY = /^[A-Za-z0-9+/=_\-\s]*$/;
+
+/**
+ * True for a member the walk skips: one NO_TEXT_MEMBERS names (a thinking block's text only when it is signed), a
+ * resource `blob`, or an image or PDF data URL, each only when its value is base64; or a `type` or `role` whose value is
+ * a lowercase identifier (an enum word, no room for PII). Applied only to objects a dialect shapes (see clientShaped).
  */
 export function carriesNoText(holder: Json, key: string, value: unknown): boolean {
-  const type = holder.type;
-  if (typeof type === 'string' && NO_TEXT_MEMBERS.get(type)?.includes(key)) return true;
-  if (key === 'blob') return true;
   if (key === 'type' || key === 'role') return typeof value === 'string' && ENUM_VALUE.test(value);
+  if (typeof value !== 'string') return false;
+  const type = holder.type;
+  if (typeof type === 'string' && NO_TEXT_MEMBERS.get(type)?.includes(key)) {
+    // A thinking block's text is the model's, passed back under its signature; unsigned, it is the client's text.
+    if (type === 'thinking' && key === 'thinking') return typeof holder.signature === 'string' && holder.signature.length > 0 && BASE64_ONLY.test(holder.signature);
+    return BASE64_ONLY.test(value);
+  }
+  if (key === 'blob') return BASE64_ONLY.test(value);
   return DATA_URL_MEMBERS.has(key) && isBinaryDataUrl(value);
 }
 
-function isBinaryDataUrl(value: unknown): boolean {
-  return typeof value === 'string' && value.startsWith('data:') && (value.startsWith('data:image/') || value.startsWith('data:application/pdf'));
+/** The head of a data URL of an image or PDF in base64, and nothing else in it (no parameter to hold text). */
+const BINARY_DATA_URL_HEAD = /^data:(?:image\/[a-z0-9.+-]{1,64}|application\/pdf);base64$/i;
+
+/** An image or PDF as a data URL whose payload is base64 (`data:image/png;base64,...`). */
+function isBinaryDataUrl(value: string): boolean {
+  if (!value.startsWith('data:')) return false;
+  const comma = value.indexOf(',');
+  return comma !== -1 && comma <= 100 && BINARY_DATA_URL_HEAD.test(value.slice(0, comma)) && BASE64_ONLY.test(value.slice(comma + 1));
 }
 
 /** Writes `holder[key] = value` as an own data property, `__proto__` included. */
@@ -65,9 +83,12 @@ function put(holder: Json | unknown[], key: string | number, value: unknown): vo
 export function visitAll(holder: Json | unknown[], key: string | number, visit: TextVisitor, field: string): void {
   const holders: Array<Json | unknown[]> = [holder];
   const keys: Array<string | number> = [key];
+  // Per queued visit: whether it lies below a client-shaped member (see clientShaped), where nothing is skipped.
+  const shaped: boolean[] = [clientShaped(holder, key)];
   while (holders.length > 0) {
     const h = holders.pop()!;
     const k = keys.pop()!;
+    const free = shaped.pop()!;
     const v = (h as Record<string | number, unknown>)[k];
     if (typeof v === 'string') {
       if (v.length === 0) continue;
@@ -84,15 +105,17 @@ export function visitAll(holder: Json | unknown[], key: string | number, visit: 
       for (let i = v.length - 1; i >= 0; i--) {
         holders.push(v);
         keys.push(i);
+        shaped.push(free);
       }
     } else if (typeof v === 'object' && v !== null) {
       const o = v as Json;
       const names = Object.keys(o);
       for (let i = names.length - 1; i >= 0; i--) {
         const name = names[i]!;
-        if (carriesNoText(o, name, o[name])) continue;
+        if (!free && carriesNoText(o, name, o[name])) continue;
         holders.push(o);
         keys.push(name);
+        shaped.push(free || clientShaped(o, name));
       }
       for (const name of names) {
         if (DIALECT_MEMBERS.has(name)) continue;
