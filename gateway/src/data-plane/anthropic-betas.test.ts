@@ -143,6 +143,27 @@ describe('anthropic-beta through the gateway', () => {
     expect(upstream.requests.length).toBe(before);
   });
 
+  test('anthropic-version passes as one date; anything else is a 400 invalid_header and nothing goes upstream', async () => {
+    const send = (version: string) =>
+      fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': version },
+        body: JSON.stringify({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    const ok = await send('2023-06-01');
+    expect(ok.status).toBe(200);
+    expect(upstream.messageRequests.at(-1)!.headers['anthropic-version']).toBe('2023-06-01');
+    for (const version of ['2023-06-01, jane.doe@example.com', 'latest', '']) {
+      const before = upstream.requests.length;
+      const r = await send(version);
+      const json = (await r.json()) as any;
+      expect(r.status, JSON.stringify(json)).toBe(400);
+      expect(json.error.code).toBe('invalid_header');
+      expect(json.error.message).toContain('anthropic-version must be one API version date');
+      expect(upstream.requests.length).toBe(before);
+    }
+  });
+
   test('every recorded Claude Code and Agent SDK beta list reaches the upstream as sent', async () => {
     for (const header of [...CLAUDE_CODE_BETAS, ...AGENT_SDK_BETAS]) {
       const r = await post(gw, key, '/v1/messages?beta=true', header);

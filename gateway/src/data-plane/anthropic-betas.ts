@@ -49,6 +49,19 @@ export function checkedAnthropicBeta(header: string | string[] | undefined, allo
   return values.length > 0 ? values.join(',') : undefined;
 }
 
+/** Anthropic's API versions are dates. */
+const ANTHROPIC_VERSION = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The `anthropic-version` header as the upstream receives it, or undefined when none was sent: one date (`2023-06-01`),
+ * else a 400 invalid_header (a header passed on as sent is one more place for text the checks do not read).
+ */
+export function checkedAnthropicVersion(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header === 'string' && ANTHROPIC_VERSION.test(header)) return header;
+  throw new AgentgwError('invalid_header', 'anthropic-version must be one API version date, such as 2023-06-01: send it once, as that date.', { param: 'anthropic-version' });
+}
+
 /**
  * Bedrock reads betas from the body's `anthropic_beta` too: a request that carries it is held to the same allow-list.
  * A body without the member passes untouched.

@@ -10,7 +10,7 @@ import { traceStoppedError } from '../policy/trace-stop.js';
 import { chatCompletions } from './dialects/chat-completions/chat-completions.js';
 import type { DataPlane } from './data-plane.js';
 import { embeddings } from './dialects/embeddings/embeddings.js';
-import { checkedAnthropicBeta } from './anthropic-betas.js';
+import { checkedAnthropicBeta, checkedAnthropicVersion } from './anthropic-betas.js';
 import { countTokens } from './dialects/messages/count-tokens.js';
 import { anthropicErrorBody, isAnthropicPath } from '../contract/anthropic-error.js';
 import { geminiErrorBody, isGeminiPath } from '../contract/gemini-error.js';
@@ -245,7 +245,10 @@ export class V1Server {
       if (ctx.headerPolicyId !== undefined && !ID_PATTERN.test(ctx.headerPolicyId)) {
         throw new AgentgwError('invalid_header', 'X-Agent-Policy must be a policy id (lowercase letters, digits, "_" or "-").', { param: 'x-agent-policy' });
       }
-      if (which === 'messages' || which === 'count_tokens') checkedAnthropicBeta(h['anthropic-beta'], this.dp.anthropicBetas);
+      if (which === 'messages' || which === 'count_tokens') {
+        checkedAnthropicBeta(h['anthropic-beta'], this.dp.anthropicBetas);
+        checkedAnthropicVersion(h['anthropic-version']);
+      }
       if (which === null) {
         // Answered, not recorded: a wrong path is no model call, and probes must not fill traces and usage.
         this.fail(undefined, ids, res, new AgentgwError('route_not_found', `No route ${req.method} ${(req.url ?? '').split('?')[0]}: ${NOT_FOUND}`));

@@ -17,7 +17,7 @@ import { checkBody } from '../../parse-body.js';
 import type { RequestContext } from '../../request-context.js';
 import { EncodedStream, type FrameSource, recordStreamed, relayFrames, startEventStream } from '../../relay-stream.js';
 import { anthropicErrorEvent } from '../../../contract/anthropic-error.js';
-import { checkBodyAnthropicBeta, checkedAnthropicBeta } from '../../anthropic-betas.js';
+import { checkBodyAnthropicBeta, checkedAnthropicBeta, checkedAnthropicVersion } from '../../anthropic-betas.js';
 import { messagesPolicyView } from './messages-policy-view.js';
 import { type ToolGate, toolGateOf } from '../../tool-calls/gate.js';
 import { ToolGatedSource } from '../../tool-calls/gated-source.js';
@@ -32,9 +32,8 @@ import { cleanForOtherFamily } from './fallback-cleaning.js';
  */
 export function anthropicClientHeaders(req: IncomingMessage, allowedBetas: ReadonlySet<string>): Record<string, string> {
   const out: Record<string, string> = {};
-  const version = req.headers['anthropic-version'];
-  if (typeof version === 'string') out['anthropic-version'] = version;
-  else if (Array.isArray(version)) out['anthropic-version'] = version.join(',');
+  const version = checkedAnthropicVersion(req.headers['anthropic-version']);
+  if (version !== undefined) out['anthropic-version'] = version;
   const betas = checkedAnthropicBeta(req.headers['anthropic-beta'], allowedBetas);
   if (betas !== undefined) out['anthropic-beta'] = betas;
   return out;
