@@ -24,6 +24,8 @@ export const DIALECT_MEMBERS: ReadonlySet<string> = new Set([
   'result', 'function', 'effort', 'budget_tokens', 'schema', 'json_schema', 'strict', 'description', 'parameters',
   'input_schema', 'max_uses', 'allowed_domains', 'blocked_domains', 'user_location', 'disable_parallel_tool_use',
   'resource', 'uri', 'mimetype', 'mimeType', 'blob', 'structuredContent', 'isError', '_meta',
+  // Claude's signed thinking blocks on a chat assistant message (LiteLLM's name; translate/carried-thinking.ts)
+  'thinking_blocks', 'reasoning_content',
 ]);
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { encodeThinkingBlocks } from '../../translate/carried-thinking.js';
 import { NO_TEXT_MEMBERS, visitAll } from './walk-all.js';
 
 const visited = (value: unknown): string[] => {
@@ -42,6 +43,12 @@ describe('visitAll', () => {
     expect(visited({ type: 'image', data: 'contact alice.smith@corp-mail.net' })).toEqual(['contact alice.smith@corp-mail.net']);
     expect(visited({ type: 'resource', resource: { blob: 'alice.smith@corp-mail.net' } })).toEqual(['alice.smith@corp-mail.net']);
     expect(visited({ type: 'reasoning', encrypted_content: 'gAAAA alice.smith@corp-mail.net' })).toEqual(['gAAAA alice.smith@corp-mail.net']);
+    // Claude's signed thinking, carried by agentgw in a reasoning item (its mark, then base64), is skipped as signed thinking is.
+    const carried = encodeThinkingBlocks([{ type: 'thinking', thinking: 'the user is alice.smith@corp-mail.net', signature: 'EqQBCkYIBxgC' }]);
+    expect(visited({ type: 'reasoning', summary: [], encrypted_content: carried })).toEqual([]);
+    // And on a chat assistant message, as thinking_blocks.
+    expect(visited({ role: 'assistant', content: 'x', thinking_blocks: [{ type: 'thinking', thinking: 'alice.smith@corp-mail.net', signature: 'EqQBCkYIBxgC' }] })).toEqual(['x']);
+    expect(visited({ type: 'reasoning', encrypted_content: `${carried.slice(0, carried.indexOf(':') + 1)}alice.smith@corp-mail.net` })).toHaveLength(1);
     // A thinking block's text is skipped only under a signature.
     for (const signature of [undefined, '', 'not base64!']) {
       expect(visited({ type: 'thinking', thinking: 'mail alice.smith@corp-mail.net', ...(signature === undefined ? {} : { signature }) })).toContain('mail alice.smith@corp-mail.net');

@@ -2,6 +2,7 @@
 // define, at any depth, without recursion. What a policy view has no rule for is read with this, so a part type a
 // provider adds tomorrow is read the day it appears.
 import { DIALECT_MEMBERS, clientShaped } from '../../contract/dialect-members.js';
+import { isCarriedThinking } from '../../translate/carried-thinking.js';
 import type { TextVisitor } from './request-texts.js';
 
 type Json = Record<string, unknown>;
@@ -53,6 +54,8 @@ export function carriesNoText(holder: Json, key: string, value: unknown): boolea
   if (typeof type === 'string' && NO_TEXT_MEMBERS.get(type)?.includes(key)) {
     // A thinking block's text is the model's, passed back under its signature; unsigned, it is the client's text.
     if (type === 'thinking' && key === 'thinking') return typeof holder.signature === 'string' && holder.signature.length > 0 && BASE64_ONLY.test(holder.signature);
+    // Claude's signed thinking that agentgw carried in a Responses reasoning item: its own mark, then base64.
+    if (key === 'encrypted_content' && isCarriedThinking(value)) return BASE64_ONLY.test(value.slice(value.indexOf(':') + 1));
     return BASE64_ONLY.test(value);
   }
   if (key === 'blob') return BASE64_ONLY.test(value);
