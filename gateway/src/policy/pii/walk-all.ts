@@ -54,12 +54,19 @@ export function carriesNoText(holder: Json, key: string, value: unknown): boolea
   if (typeof type === 'string' && NO_TEXT_MEMBERS.get(type)?.includes(key)) {
     // A thinking block's text is the model's, passed back under its signature; unsigned, it is the client's text.
     if (type === 'thinking' && key === 'thinking') return typeof holder.signature === 'string' && holder.signature.length > 0 && BASE64_ONLY.test(holder.signature);
-    // Claude's signed thinking that agentgw carried in a Responses reasoning item: its own mark, then base64.
-    if (key === 'encrypted_content' && isCarriedThinking(value)) return BASE64_ONLY.test(value.slice(value.indexOf(':') + 1));
-    return BASE64_ONLY.test(value);
+    return key === 'encrypted_content' ? isOpaque(value) : BASE64_ONLY.test(value);
   }
   if (key === 'blob') return BASE64_ONLY.test(value);
   return DATA_URL_MEMBERS.has(key) && isBinaryDataUrl(value);
+}
+
+/**
+ * Whether a signature or encrypted value is what it claims: base64, or Claude's signed thinking that agentgw carries for
+ * another dialect (its own mark, then base64). Anything else is text, and read.
+ */
+export function isOpaque(value: string): boolean {
+  if (isCarriedThinking(value)) return BASE64_ONLY.test(value.slice(value.indexOf(':') + 1));
+  return BASE64_ONLY.test(value);
 }
 
 /** The head of a data URL of an image or PDF in base64, and nothing else in it (no parameter to hold text). */

@@ -199,4 +199,26 @@ describe('members listed as carrying no text', () => {
     expect(seen).not.toContain('IMG');
     expect(seen).not.toContain('PDF');
   });
+
+  test('a thoughtSignature or inline media data that is not base64 is text, and read', () => {
+    const seen: string[] = [];
+    const body = {
+      contents: [
+        {
+          role: 'user',
+          parts: [
+            { text: 'hi', thoughtSignature: 'mail jane.doe@example.com' },
+            { inlineData: { mimeType: 'image/png', data: 'contact jane.doe@example.com' } },
+            { text: 'ok', thoughtSignature: 'skip_thought_signature_validator' },
+          ],
+        },
+      ],
+    };
+    visitGeminiTexts(body, (t) => {
+      seen.push(t);
+      return undefined;
+    }, new Set(['user']));
+    expect(seen).toEqual(expect.arrayContaining(['mail jane.doe@example.com', 'contact jane.doe@example.com']));
+    expect(seen).not.toContain('skip_thought_signature_validator');
+  });
 });

@@ -2,7 +2,7 @@
 import { FILE_BY_REFERENCE_TOKENS, IMAGE_TOKENS_UPPER_BOUND, type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, isObject } from '../../../policy/pii/request-texts.js';
-import { visitAll, visitMember } from '../../../policy/pii/walk-all.js';
+import { isOpaque, visitAll, visitMember } from '../../../policy/pii/walk-all.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 import { memberOf, snakeOf } from './gemini-shape.js';
@@ -34,7 +34,7 @@ function visitPart(parts: unknown[], i: number, visit: TextVisitor, field: strin
   }
   for (const key of Object.keys(part)) {
     const member = camelKey(key);
-    if (member === 'thoughtSignature' && typeof part[key] === 'string') continue;
+    if (member === 'thoughtSignature' && typeof part[key] === 'string' && isOpaque(part[key])) continue;
     if (member === 'inlineData' && isObject(part[key])) visitInlineData(part[key] as Json, visit, field);
     else visitMember(part, key, visit, field);
   }
@@ -48,7 +48,11 @@ function visitInlineData(blob: Json, visit: TextVisitor, field: string): void {
       visitMember(blob, key, visit, field);
       continue;
     }
-    if (typeof mime === 'string' && BINARY_MIME.test(mime)) continue;
+    if (typeof mime === 'string' && BINARY_MIME.test(mime)) {
+      // Media in base64 is skipped; anything else there is text the upstream receives, read as sent.
+      if (!isOpaque(data)) visitMember(blob, key, visit, field);
+      continue;
+    }
     const text = Buffer.from(data, 'base64').toString('utf8');
     const r = visit(text, field);
     if (r !== undefined && r !== text) blob[key] = Buffer.from(r, 'utf8').toString('base64');
