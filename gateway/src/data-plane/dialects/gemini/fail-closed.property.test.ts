@@ -12,6 +12,7 @@ import { type TestGateway, startTestGateway } from '../../../test-support/gatewa
 import { type ScriptedAnthropic, startScriptedAnthropic, textReply } from '../../../test-support/scripted-anthropic.js';
 import { type ScriptedGemini, geminiText, startScriptedGemini } from '../../../test-support/scripted-gemini.js';
 import { visitGeminiTexts } from './gemini-policy-view.js';
+import type { PiiScope } from '../../../policy/pii/request-texts.js';
 
 type Json = Record<string, unknown>;
 
@@ -172,27 +173,29 @@ describe('what the checks cannot read is priced at its worst', () => {
 });
 
 describe('members listed as carrying no text', () => {
-  test("a part's thoughtSignature and inline media data are the only members the view skips", () => {
+  /** The texts the view visits in one turn of `parts`, under `scope`. */
+  const seenIn = (role: string, parts: Json[], scope: readonly string[]): string[] => {
     const seen: string[] = [];
-    const body = {
-      contents: [
-        {
-          role: 'model',
-          parts: [
-            { text: 'T1', thoughtSignature: 'SIG' },
-            { inlineData: { mimeType: 'image/png', data: 'IMG' } },
-            { inlineData: { mimeType: 'application/pdf', data: 'PDF' } },
-            { inlineData: { mimeType: 'text/plain', data: b64('TXT') } },
-            { functionCall: { name: 'f', args: { a: 'ARG' } }, thoughtSignature: 'SIG2' },
-            { x_unknown: 'UNK' },
-          ],
-        },
-      ],
-    };
-    visitGeminiTexts(body, (t) => {
+    visitGeminiTexts({ contents: [{ role, parts }] }, (t) => {
       seen.push(t);
       return undefined;
-    }, new Set(['user', 'assistant', 'system', 'tools']));
+    }, new Set(scope) as PiiScope);
+    return seen;
+  };
+
+  test("a part's thoughtSignature and inline media data are the only members the view skips", () => {
+    const seen = seenIn(
+      'model',
+      [
+        { text: 'T1', thoughtSignature: 'SIG' },
+        { inlineData: { mimeType: 'image/png', data: 'IMG' } },
+        { inlineData: { mimeType: 'application/pdf', data: 'PDF' } },
+        { inlineData: { mimeType: 'text/plain', data: b64('TXT') } },
+        { functionCall: { name: 'f', args: { a: 'ARG' } }, thoughtSignature: 'SIG2' },
+        { x_unknown: 'UNK' },
+      ],
+      ['user', 'assistant', 'system', 'tools'],
+    );
     expect(seen).toEqual(expect.arrayContaining(['T1', 'TXT', 'ARG', 'UNK', 'image/png', 'f']));
     expect(seen).not.toContain('SIG');
     expect(seen).not.toContain('SIG2');
@@ -201,23 +204,15 @@ describe('members listed as carrying no text', () => {
   });
 
   test('a thoughtSignature or inline media data that is not base64 is text, and read', () => {
-    const seen: string[] = [];
-    const body = {
-      contents: [
-        {
-          role: 'user',
-          parts: [
-            { text: 'hi', thoughtSignature: 'mail jane.doe@example.com' },
-            { inlineData: { mimeType: 'image/png', data: 'contact jane.doe@example.com' } },
-            { text: 'ok', thoughtSignature: 'skip_thought_signature_validator' },
-          ],
-        },
+    const seen = seenIn(
+      'user',
+      [
+        { text: 'hi', thoughtSignature: 'mail jane.doe@example.com' },
+        { inlineData: { mimeType: 'image/png', data: 'contact jane.doe@example.com' } },
+        { text: 'ok', thoughtSignature: 'skip_thought_signature_validator' },
       ],
-    };
-    visitGeminiTexts(body, (t) => {
-      seen.push(t);
-      return undefined;
-    }, new Set(['user']));
+      ['user'],
+    );
     expect(seen).toEqual(expect.arrayContaining(['mail jane.doe@example.com', 'contact jane.doe@example.com']));
     expect(seen).not.toContain('skip_thought_signature_validator');
   });
