@@ -16,6 +16,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DEADLINE_MS = 3000;
 const MARGIN_MS = 4000;
 const FREEZE_MS = 40_000;
+/** Any one HTTP call of the test: past this it fails naming the call instead of holding the test until its timeout. */
+const CALL_LIMIT_MS = 20_000;
 
 type Kind = 'admin-read' | 'admin-write' | 'stored' | 'stored-stream' | 'previous' | 'not-stored' | 'chat';
 
@@ -68,12 +70,16 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
   });
 
   test('three nodes, frozen 40 s: no request waits past limits.db_timeout_ms, 503 store_unavailable with Retry-After, and all is well once thawed', async () => {
+    // Where the test is, printed as it goes: a run cut off by the test's timeout still says which step it was on.
+    const began = performance.now();
+    const step = (what: string) => console.log(`[${((performance.now() - began) / 1000).toFixed(1)} s] ${what}`);
     const config = { limits: { db_timeout_ms: DEADLINE_MS } };
     const a = await startTestGateway({ storage: 'postgres', pgUrl: own.url, config });
     const schema = a.storage.kind === 'postgres' ? a.storage.schema : '';
     const b = await startTestGateway({ storage: 'postgres', pgUrl: own.url, pgSchema: schema, adminKey: a.adminKey, config });
     const c = await startTestGateway({ storage: 'postgres', pgUrl: own.url, pgSchema: schema, adminKey: a.adminKey, config });
     const nodes = [a, b, c];
+    step('three nodes started');
     try {
       const api = adminApi(a.adminUrl, a.adminKey);
       expect((await api('POST', '/tenants', { body: { id: 'acme', name: 'Acme' } })).status).toBe(201);
@@ -83,7 +89,10 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
         await eventually(() => n.runtime.snapshot.agentByKeyHash(n.runtime.hasher.hash(agent.api_key)) !== undefined, 5000, 'every node to know the agent');
       }
       const headers = { authorization: `Bearer ${agent.api_key}`, 'content-type': 'application/json' };
-      const post = (n: TestGateway, path: string, body: unknown) => fetch(`${n.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const post = (n: TestGateway, path: string, body: unknown) =>
+        fetch(`${n.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(CALL_LIMIT_MS) });
+      const get = (n: TestGateway, path: string) => fetch(`${n.baseUrl}${path}`, { headers, signal: AbortSignal.timeout(CALL_LIMIT_MS) });
+      step('three nodes up, agent known everywhere');
       const first = (await (await post(a, '/responses', { model: 'mock/m', input: 'remember 42' })).json()) as any;
       expect(first.id).toMatch(/^resp_/);
 
@@ -93,7 +102,8 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
         const t0 = performance.now();
         let res: { status: number; headers: Headers; text: string };
         if (kind === 'admin-read' || kind === 'admin-write') {
-          const r = kind === 'admin-read' ? await nodeApi('GET', '/tenants/acme') : await nodeApi('PUT', '/policies/p', { body: { labels: { at: String(Date.now()) } } });
+          const signal = AbortSignal.timeout(CALL_LIMIT_MS);
+          const r = kind === 'admin-read' ? await nodeApi('GET', '/tenants/acme', { signal }) : await nodeApi('PUT', '/policies/p', { body: { labels: { at: String(Date.now()) } }, signal });
           res = r;
         } else {
           const body =
@@ -122,6 +132,7 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
       const kinds: Kind[] = ['admin-read', 'admin-write', 'stored', 'stored-stream', 'previous', 'not-stored', 'chat'];
 
       // Requests of every kind on every node, a round every 2 s for the whole freeze, none waiting for another.
+      step('freezing PostgreSQL');
       own.freeze();
       const frozenAt = performance.now();
       const pending: Array<Promise<Answer>> = [];
@@ -134,6 +145,7 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
         sleep(FREEZE_MS + DEADLINE_MS + MARGIN_MS - (performance.now() - frozenAt)).then(() => undefined),
       ]);
       own.thaw();
+      step(answers ? 'every request answered; thawed' : 'thawed with requests unanswered');
       expect(answers, 'every request answered while PostgreSQL was still frozen').toBeDefined();
       expect(crashes.map(String)).toEqual([]);
 
@@ -171,9 +183,10 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
       expect(stored.filter((x) => x.status === 503).length).toBeGreaterThan(stored.length / 2);
 
       // Thawed: every node's admin interface and stored responses work again.
+      step('waiting for every node to work again');
       for (const n of nodes) {
         const nodeApi = adminApi(n.adminUrl, n.adminKey);
-        await eventually(async () => (await nodeApi('GET', '/tenants/acme')).status === 200, 10_000, `admin on ${n.url} once thawed`);
+        await eventually(async () => (await nodeApi('GET', '/tenants/acme', { signal: AbortSignal.timeout(CALL_LIMIT_MS) })).status === 200, 10_000, `admin on ${n.url} once thawed`);
       }
       const again = await eventually(async () => {
         const r = await post(b, '/responses', { model: 'mock/m', input: 'after', previous_response_id: first.id });
@@ -182,13 +195,14 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
       expect(again.headers.get('x-agentgw-response-stored')).toBeNull();
       const later = (await again.json()) as any;
       expect(later.store).toBe(true);
-      expect((await fetch(`${c.baseUrl}/responses/${later.id}`, { headers })).status).toBe(200);
+      expect((await get(c, `/responses/${later.id}`)).status).toBe(200);
+      step(`a stored turn works again; reading the ${stored.filter((s) => s.status === 200).length} turns answered as not stored`);
 
       // A turn answered as not stored is a 404 saying so, on every node, on GET and as previous_response_id.
       for (const x of stored.filter((s) => s.status === 200)) {
         for (const n of nodes) {
           await eventually(async () => {
-            const r = await fetch(`${n.baseUrl}/responses/${x.id}`, { headers });
+            const r = await get(n, `/responses/${x.id}`);
             const body = (await r.json()) as any;
             return r.status === 404 && body.error.code === 'response_not_found' && /not stored/.test(body.error.message);
           }, 10_000, `GET ${x.id} on ${n.url} to say it was not stored`);
@@ -200,9 +214,14 @@ describe('PostgreSQL frozen under running gateways (a cluster of the test\'s own
         expect(body.error.message).toMatch(/not stored/);
       }
       expect(crashes.map(String)).toEqual([]);
+      step('done; closing the nodes');
     } finally {
       own.thaw();
-      for (const n of [c, b, a]) await n.close();
+      for (const n of [c, b, a]) {
+        const t0 = performance.now();
+        await n.close();
+        step(`closed ${n.url} in ${Math.round(performance.now() - t0)} ms`);
+      }
     }
   }, 150_000);
 });

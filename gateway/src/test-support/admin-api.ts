@@ -21,6 +21,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Another admin key for this one call; null sends no Authorization header. */
   key?: string | null;
+  /** Aborts the call (AbortSignal.timeout bounds one that might never be answered). */
+  signal?: AbortSignal;
 }
 
 export type AdminCall = <T = any>(method: string, path: string, opts?: CallOptions) => Promise<ApiResponse<T>>;
@@ -39,6 +41,7 @@ export function adminApi(adminUrl: string, key: string): AdminCall {
       method,
       headers,
       body: opts.raw !== undefined ? opts.raw : opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+      signal: opts.signal,
     });
     const text = await res.text();
     let body: unknown;
