@@ -19,6 +19,7 @@ beforeAll(async () => {
     block: { rules: { pii: 'block' } },
     'block-user-assistant': { rules: { pii: 'block', pii_scope: ['user', 'assistant'] } },
     cap: { rules: { max_cost_per_request: 0.05 } },
+    redact: { rules: { pii: 'redact' } },
   };
   for (const [id, fields] of Object.entries(policies)) {
     await admin.policy(`ff-${id}`, { tenant_id: 'acme', ...fields });
@@ -221,5 +222,44 @@ describe("a dialect's binary shapes are skipped only where the dialect puts them
   test('an image-shaped object in a tool input counts its bytes against the cap', async () => {
     await expectRefused('messages native', keys.cap!, { max_tokens: 64, messages: toolTurn({ type: 'image', data: 'spend '.repeat(80_000) }) }, 403, 'cost_cap_exceeded');
     await expectRefused('messages native', keys.cap!, { max_tokens: 64, messages: toolTurn({ shot: { type: 'image_url', image_url: { url: `https://x.io/${'a'.repeat(480_000)}` } } }) }, 403, 'cost_cap_exceeded');
+  });
+});
+
+describe('a text file sent inline is read as the upstream decodes it', () => {
+  const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+  const note = `Meeting notes\ncontact ${EMAIL} about the contract`;
+  const cases: Array<[string, string, Json]> = [
+    ['a chat file part, base64 data URL', 'chat completions', { max_tokens: 64, messages: [user([{ type: 'text', text: 'summarise' }, { type: 'file', file: { filename: 'notes.txt', file_data: `data:text/plain;base64,${b64(note)}` } }])] }],
+    ['a Responses input_file, base64 data URL', 'responses native', { max_output_tokens: 64, input: [user([{ type: 'input_text', text: 'summarise' }, { type: 'input_file', filename: 'notes.md', file_data: `data:text/markdown;base64,${b64(note)}` }])] }],
+    ['a Responses input_file, percent-encoded data URL', 'responses native', { max_output_tokens: 64, input: [user([{ type: 'input_file', filename: 'n.txt', file_data: `data:,${encodeURIComponent(note)}` }])] }],
+    ['a JSON file in a Responses tool output', 'responses native', { max_output_tokens: 64, input: [user('hi'), { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_file', file_data: `data:application/json;base64,${b64(JSON.stringify({ owner: EMAIL }))}` }] }] }],
+    ['a Messages document with a base64 text source', 'messages native', { max_tokens: 64, messages: [user([{ type: 'document', source: { type: 'base64', media_type: 'text/plain', data: b64(note) } }, { type: 'text', text: 'summarise' }])] }],
+  ];
+  test.each(cases)('%s', async (_name, routeName, body) => {
+    await expectRefused(routeName, keys.block!, body, 403, 'pii_detected');
+  });
+
+  test('under redact, the upstream gets the file encoded as sent, without the address', async () => {
+    const d = route('chat completions');
+    const body = { model: d.model, max_tokens: 64, messages: [user([{ type: 'text', text: 'summarise' }, { type: 'file', file: { filename: 'notes.txt', file_data: `data:text/plain;base64,${b64(note)}` } }])] };
+    const res = await send(harness.gw.url, d, body, { key: keys.redact! });
+    expect(res.status, res.text).toBe(200);
+    const fileData = d.upstream.last().messages[0].content[1].file.file_data as string;
+    expect(fileData).toMatch(/^data:text\/plain;base64,/);
+    const decoded = Buffer.from(fileData.slice(fileData.indexOf(',') + 1), 'base64').toString('utf8');
+    expect(decoded).toContain('Meeting notes');
+    expect(decoded).not.toContain(EMAIL);
+    expect(d.upstream.lastRaw()).not.toContain(b64(EMAIL).slice(0, 12));
+  });
+
+  test('a PDF or an image sent inline is still skipped as media', async () => {
+    const pdf = b64(`%PDF-1.7 ${'4155552671 '.repeat(40)}`);
+    const d = route('chat completions');
+    const body = { model: d.model, max_tokens: 64, messages: [user([{ type: 'text', text: 'what is it?' }, { type: 'file', file: { filename: 'a.pdf', file_data: `data:application/pdf;base64,${pdf}` } }])] };
+    expect((await send(harness.gw.url, d, body, { key: keys.block! })).status).toBe(200);
+    const m = route('messages native');
+    const doc = { model: m.model, max_tokens: 64, messages: [user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'what is it?' }])] };
+    const res = await send(harness.gw.url, m, doc, { key: keys.block! });
+    expect(res.status, res.text).toBe(200);
   });
 });

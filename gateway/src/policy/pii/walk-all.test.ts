@@ -68,6 +68,31 @@ describe('visitAll', () => {
     }
   });
 
+  it('reads a text file sent inline decoded (data URLs of a text type, base64 sources and blobs declaring one), and writes a replacement back encoded', () => {
+    const b64 = (t: string) => Buffer.from(t, 'utf8').toString('base64');
+    expect(visited({ type: 'file', file: { file_data: `data:text/plain;base64,${b64('call 4155552671')}` } })).toEqual(['call 4155552671']);
+    expect(visited({ type: 'input_file', file_data: 'data:,call%204155552671%20%E2%82%AC' })).toEqual(['call 4155552671 \u20ac']);
+    expect(visited({ type: 'input_file', file_data: `data:application/json;charset=utf-8;base64,${b64('{"a":1}')}` })).toEqual(['{"a":1}']);
+    expect(visited({ type: 'document', source: { type: 'base64', media_type: 'text/csv', data: b64('a,b') } }).sort()).toEqual(['a,b', 'base64', 'text/csv']);
+    expect(visited({ type: 'resource', resource: { uri: 'file:///a.txt', mimeType: 'text/plain', blob: b64('hello') } }).sort()).toEqual(['file:///a.txt', 'hello', 'text/plain']);
+    // Media stays skipped, whatever member holds it.
+    expect(visited({ type: 'input_file', file_data: `data:application/pdf;base64,${b64('%PDF 4155552671')}` })).toEqual([]);
+    expect(visited({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: b64('%PDF') } }).sort()).toEqual(['application/pdf', 'base64']);
+    // Bytes that are not UTF-8 (a zip, an office document) are no text to decode: read as sent.
+    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0xff, 0xfe, 0x80, 0x81]).toString('base64');
+    expect(visited({ type: 'input_file', file_data: `data:application/vnd.openxmlformats-officedocument.wordprocessingml.document;base64,${zip}` })).toEqual([
+      `data:application/vnd.openxmlformats-officedocument.wordprocessingml.document;base64,${zip}`,
+    ]);
+    expect(visited({ type: 'input_file', file_data: 'data:text/plain,%FF%FE' })).toEqual(['data:text/plain,%FF%FE']);
+    // Written back in the form it came in.
+    const holder = { content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${b64('mail jane@example.com')}` } }, { type: 'input_file', file_data: 'data:text/plain,mail%20jane%40example.com' }] } as Record<string, any>;
+    visitAll(holder, 'content', (text) => text.replace('jane@example.com', '[EMAIL]'), 'f');
+    expect(holder.content[0].file.file_data).toBe(`data:text/plain;base64,${b64('mail [EMAIL]')}`);
+    expect(holder.content[1].file_data).toBe(`data:text/plain,${encodeURIComponent('mail [EMAIL]')}`);
+    // Below a member the client shapes, a data URL is text the model reads as sent.
+    expect(visited({ type: 'tool_use', id: 't', name: 'f', input: { file_data: `data:text/plain;base64,${b64('x')}` } })).toContain(`data:text/plain;base64,${b64('x')}`);
+  });
+
   it('renames a key that a visitor replaces, __proto__ included, keeping it an own property', () => {
     const holder = JSON.parse('{"v":{"__proto__":{"x@example.com":"y"}}}') as Record<string, any>;
     visitAll(holder, 'v', (text) => text.replace('x@example.com', 'R').replace('__proto__', 'P'), 'f');

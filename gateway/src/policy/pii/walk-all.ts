@@ -54,10 +54,91 @@ export function carriesNoText(holder: Json, key: string, value: unknown): boolea
   if (typeof type === 'string' && NO_TEXT_MEMBERS.get(type)?.includes(key)) {
     // A thinking block's text is the model's, passed back under its signature; unsigned, it is the client's text.
     if (type === 'thinking' && key === 'thinking') return typeof holder.signature === 'string' && holder.signature.length > 0 && BASE64_ONLY.test(holder.signature);
-    return key === 'encrypted_content' ? isOpaque(value) : BASE64_ONLY.test(value);
+    if (key === 'encrypted_content') return isOpaque(value);
+    // A base64 source of a text type (text/plain, JSON, code) is text the upstream decodes for its model: read, decoded.
+    return !declaresText(holder) && BASE64_ONLY.test(value);
   }
-  if (key === 'blob') return BASE64_ONLY.test(value);
+  if (key === 'blob') return !declaresText(holder) && BASE64_ONLY.test(value);
   return DATA_URL_MEMBERS.has(key) && isBinaryDataUrl(value);
+}
+
+/** Media whose bytes the model takes as media, not as text: images, audio, video, PDFs. */
+const BINARY_MEDIA = /^(?:image|audio|video)\/|^application\/pdf$/i;
+
+/** The media type an object declares for its data (`media_type`, `mimeType`, `mime_type`), if any. */
+function declaredMedia(holder: Json): string | undefined {
+  const m = holder.media_type ?? holder.mimeType ?? holder.mime_type;
+  return typeof m === 'string' ? m.trim() : undefined;
+}
+
+/** True when an object declares a media type for its data and that type is not media (text/plain, JSON, CSV, code). */
+function declaresText(holder: Json): boolean {
+  const media = declaredMedia(holder);
+  return media !== undefined && !BINARY_MEDIA.test(media);
+}
+
+/** Members that may hold encoded text the upstream decodes: data URLs, and base64 sources and blobs of a text type. */
+const ENCODED_MEMBERS: ReadonlySet<string> = new Set([...DATA_URL_MEMBERS, 'blob']);
+
+/** Encoded text, decoded: the text the model reads, and how a replacement of it is written back in the same form. */
+interface DecodedText {
+  text: string;
+  encode(text: string): string;
+}
+
+/**
+ * The text an upstream decodes from `holder[key]` before its model reads it, or undefined when the value is not such:
+ * a data URL of any type but media (`data:text/plain;base64,...`, `data:application/json,%7B...`; no type is
+ * text/plain, as RFC 2397 has it), or a base64 `data` or `blob` whose object declares a text media type.
+ */
+export function decodedText(holder: Json, key: string, value: string): DecodedText | undefined {
+  if (!ENCODED_MEMBERS.has(key)) return undefined;
+  if (value.startsWith('data:')) {
+    const comma = value.indexOf(',');
+    if (comma === -1) return undefined;
+    const head = value.slice(0, comma);
+    const params = head.slice(5).split(';');
+    const media = params[0]!.trim();
+    if (media !== '' && BINARY_MEDIA.test(media)) return undefined;
+    const payload = value.slice(comma + 1);
+    if (params.length > 1 && params[params.length - 1]!.trim().toLowerCase() === 'base64') {
+      const text = utf8Text(Buffer.from(payload, 'base64'));
+      return text === undefined ? undefined : { text, encode: (t) => `${head},${Buffer.from(t, 'utf8').toString('base64')}` };
+    }
+    const text = percentDecoded(payload);
+    return text === undefined ? undefined : { text, encode: (t) => `${head},${encodeURIComponent(t)}` };
+  }
+  if ((key === 'data' || key === 'blob') && declaresText(holder) && BASE64_ONLY.test(value)) {
+    const text = utf8Text(Buffer.from(value, 'base64'));
+    return text === undefined ? undefined : { text, encode: (t) => Buffer.from(t, 'utf8').toString('base64') };
+  }
+  return undefined;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The bytes as text when they are UTF-8, else undefined: a compressed or binary file (a zip, an office document) holds
+ * no text to read without parsing it, and is read as sent (its base64) rather than as noise the detectors would flag.
+ */
+function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A data URL's percent-encoded payload as text (its %XX escapes are bytes of UTF-8), or undefined when not UTF-8. */
+function percentDecoded(payload: string): string | undefined {
+  if (!payload.includes('%')) return payload;
+  let binary = false;
+  const text = payload.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+    const t = utf8Text(Buffer.from(run.replace(/%/g, ''), 'hex'));
+    if (t === undefined) binary = true;
+    return t ?? run;
+  });
+  return binary ? undefined : text;
 }
 
 /**
@@ -102,6 +183,13 @@ export function visitAll(holder: Json | unknown[], key: string | number, visit: 
     const v = (h as Record<string | number, unknown>)[k];
     if (typeof v === 'string') {
       if (v.length === 0) continue;
+      // Text the upstream decodes (a text file as a data URL or base64 source) is read decoded, and written back encoded.
+      const decoded = free || typeof k !== 'string' || Array.isArray(h) ? undefined : decodedText(h, k, v);
+      if (decoded !== undefined) {
+        const r = visit(decoded.text, field);
+        if (r !== undefined && r !== decoded.text) put(h, k, decoded.encode(r));
+        continue;
+      }
       // Tool call arguments are JSON text that the upstream parses: the PII module reads them as such (json-text.ts).
       const r = visit(v, k === 'arguments' ? 'arguments' : field);
       if (r !== undefined && r !== v) put(h, k, r);
