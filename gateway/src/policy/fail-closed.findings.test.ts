@@ -263,3 +263,17 @@ describe('a text file sent inline is read as the upstream decodes it', () => {
     expect(res.status, res.text).toBe(200);
   });
 });
+
+describe('PII written with invisible characters or in full-width forms is read as the model reads it', () => {
+  const hidden: Array<[string, string]> = [
+    ['zero-width spaces', 'jane.doe\u200B@exam\u200Bple.com'],
+    ['a full-width at sign', 'jane.doe\uFF20example.com'],
+  ];
+  test.each(hidden)('%s: refused under block, redacted whole under redact', async (_name, address) => {
+    await expectRefused('chat completions', keys.block!, { max_tokens: 64, messages: [user(`write to ${address} today`)] }, 403, 'pii_detected');
+    const d = route('chat completions');
+    const res = await send(harness.gw.url, d, { model: d.model, max_tokens: 64, messages: [user(`write to ${address} today`)] }, { key: keys.redact! });
+    expect(res.status, res.text).toBe(200);
+    expect(d.upstream.last().messages[0].content).toBe('write to [REDACTED:EMAIL] today');
+  });
+});

@@ -1,6 +1,7 @@
 import type { PiiType } from '../../contract/policies.js';
 import { emailDetector } from './detectors/email.js';
 import { ibanDetector } from './detectors/iban.js';
+import { foldText } from './fold-text.js';
 import { ipAddressDetector } from './detectors/ip-address.js';
 import { paymentCardDetector } from './detectors/payment-card.js';
 import { phoneDetector } from './detectors/phone.js';
@@ -27,6 +28,19 @@ const DETECTORS: readonly PiiDetector[] = [
  */
 export function detectPii(text: string, types: readonly PiiType[], allow: PiiAllow = ALLOW_NOTHING): PiiMatch[] {
   if (typeof text !== 'string' || text.length < 4 || types.length === 0) return [];
+  // Read as a reader sees it (zero-width characters out, full-width and other forms of ASCII as ASCII); matches are
+  // given back in the text's own coordinates, spanning whatever the reader did not see inside them.
+  const folded = foldText(text);
+  if (folded === undefined) return detectIn(text, types, allow);
+  const matches = detectIn(folded.text, types, allow);
+  for (const m of matches) {
+    m.start = folded.startOf[m.start]!;
+    m.end = folded.endOf[m.end - 1]!;
+  }
+  return matches;
+}
+
+function detectIn(text: string, types: readonly PiiType[], allow: PiiAllow): PiiMatch[] {
   const found: PiiMatch[] = [];
   for (const detector of DETECTORS) {
     if (types.includes(detector.type)) detector.find(text, found);
