@@ -146,6 +146,27 @@ export function applyPiiRulesAsync(
   return Promise.all(scans).then(decide, (e: unknown) => Promise.reject(scanError(e)));
 }
 
+/**
+ * A 400 naming the field when an active PII rule would have to read text it cannot (see PolicyView.unreadableText):
+ * such a request is never forwarded unread.
+ */
+function unreadableByPolicies(
+  policies: readonly Policy[],
+  body: Record<string, unknown>,
+  unreadableText: NonNullable<Admitting['view']['unreadableText']>,
+): AgentgwError | undefined {
+  const { active, scope } = piiPlan(policies);
+  if (active.length === 0) return undefined;
+  const at = unreadableText(body, scope);
+  if (at === undefined) return undefined;
+  const p = active.find((x) => x.rules.pii_scope.includes('user')) ?? active[0]!;
+  return new AgentgwError(
+    'validation_failed',
+    `${at.what} cannot be read by the PII rules of policy ${p.id} (rules.pii: ${p.rules.pii}), and is not forwarded unread: send it as text.`,
+    { param: at.param },
+  );
+}
+
 function admitPii(a: Admitting, pii: PiiOutcome): void {
   a.piiTypes = pii.found;
   if (pii.blocked) throw pii.blocked;
@@ -156,6 +177,8 @@ function admitPii(a: Admitting, pii: PiiOutcome): void {
 export const piiCheck: Check = {
   name: 'pii',
   run(a) {
+    const unreadable = a.view.unreadableText === undefined ? undefined : unreadableByPolicies(a.eff.policies, a.body, a.view.unreadableText);
+    if (unreadable) throw unreadable;
     const pii = applyPiiRulesAsync(a.eff.policies, a.body, a.view.visitTexts, a.piiScanBytes);
     if (!(pii instanceof Promise)) return admitPii(a, pii);
     return pii.then((outcome) => admitPii(a, outcome));

@@ -14,6 +14,11 @@ export interface PolicyView {
    * text in place (on a copy being redacted).
    */
   visitTexts(body: Record<string, unknown>, visit: TextVisitor, scope: PiiScope): void;
+  /**
+   * Where the request holds, in the parts of `scope`, text the upstream reads that the PII rules cannot (embeddings
+   * input as token ids): the field to name in the refusal, or undefined. Absent: every part can be read.
+   */
+  unreadableText?(body: Record<string, unknown>, scope: PiiScope): { param: string; what: string } | undefined;
   /** Prompt tokens no upstream tokenizer can exceed (see accounting/tokens.ts). */
   promptTokensUpperBound(body: Record<string, unknown>): number;
   /** The output limit the request sets (null: the model's maximum); always null when it produces no output tokens. */

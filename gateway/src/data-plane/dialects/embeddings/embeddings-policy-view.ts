@@ -10,6 +10,11 @@ export const embeddingsPolicyView: PolicyView = {
   endpoint: 'embeddings',
   producesOutput: false,
   visitTexts: visitRequestTexts,
+  // Token ids are text the upstream decodes with the model's tokenizer, which the gateway does not have.
+  unreadableText: (body, scope) =>
+    scope.has('user') && Array.isArray(body.input) && body.input.some((x) => typeof x === 'number' || Array.isArray(x))
+      ? { param: 'input', what: 'Embeddings input given as token ids' }
+      : undefined,
   promptTokensUpperBound: (body) => promptTokensUpperBound(body as PromptRequest, { rest: membersBesides(body, COUNTED) }),
   requestedMaxOutputTokens: () => null,
   answers: () => 0,
