@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomHex } from '../http/random-hex.js';
 import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -9,12 +10,12 @@ import type { UsageRecord } from '../storage/store.js';
 class DerivedIdGenerator implements IdGenerator {
   next: string | undefined;
   generateTraceId(): string {
-    const id = this.next ?? randomBytes(16).toString('hex');
+    const id = this.next ?? randomHex(16);
     this.next = undefined;
     return id;
   }
   generateSpanId(): string {
-    return randomBytes(8).toString('hex');
+    return randomHex(8);
   }
 }
 

@@ -1,6 +1,6 @@
 // Responses: call items (function_call, custom_tool_call and the built-in calls), decided; a denied one becomes a
 // message item at the same output_index with the refusal.
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../../http/random-hex.js';
 import { AgentgwError } from '../../contract/errors.js';
 import { type ProposedToolCall, proposedToolCall, refusalSentence } from '../../policy/tool-rules.js';
 import type { StreamToolFilter } from './gated-source.js';
@@ -45,7 +45,7 @@ function callId(item: Json): string {
 /** The message item that stands in a denied call's place. */
 export function refusalItem(text: string, status: 'in_progress' | 'completed' = 'completed'): Json {
   return {
-    id: `msg_${randomBytes(24).toString('hex')}`,
+    id: `msg_${randomHex(24)}`,
     type: 'message',
     status,
     content: status === 'completed' ? [{ type: 'output_text', annotations: [], logprobs: [], text }] : [],

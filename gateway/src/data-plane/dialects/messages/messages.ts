@@ -1,6 +1,6 @@
 // POST /v1/messages: Anthropic's Messages API. Native to upstreams that speak it (the body and the answer as sent),
 // translated through Chat Completions for every other provider, streams included.
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../../../http/random-hex.js';
 import type { IncomingMessage } from 'node:http';
 import { checkedUsage } from '../../../accounting/usage-counts.js';
 import { MessagesRequest, MessagesRequestParts } from '../../../contract/messages-request.js';
@@ -147,7 +147,7 @@ async function createMessage(dp: DataPlane, ex: Exchange, a: Admission<MessagesR
 /** A translated stream: the target's chat chunks re-encoded as Anthropic's events. */
 class TranslatedStream extends EncodedStream<MessagesStreamEncoder> {
   constructor(chat: ChatStream, model: string) {
-    super(chat, new MessagesStreamEncoder({ model, messageId: `msg_${randomBytes(12).toString('hex')}`, inputTokensEstimate: 0 }));
+    super(chat, new MessagesStreamEncoder({ model, messageId: `msg_${randomHex(12)}`, inputTokensEstimate: 0 }));
   }
 
   /** The closing events, with the usage the target reported. */

@@ -1,5 +1,5 @@
 // Responses agentgw keeps (store: true): the conversation behind previous_response_id, and GET / DELETE / input_items.
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../../../http/random-hex.js';
 import { AgentgwError } from '../../../contract/index.js';
 import { InputItemsQuery, RESPONSE_ID, type ResponsesRequest } from '../../../contract/responses-request.js';
 import { storeUnavailableError } from '../../../contract/errors.js';
@@ -14,7 +14,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 /** `resp_` and 48 hex digits, as OpenAI's ids look. */
 export function newResponseId(): string {
-  return `resp_${randomBytes(24).toString('hex')}`;
+  return `resp_${randomHex(24)}`;
 }
 
 /** The input as items: a string is one user message. */
