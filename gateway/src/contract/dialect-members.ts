@@ -1,9 +1,10 @@
 // The member names the data-plane dialects define: fixed words of the wire formats, never a client's text.
 
 /**
- * Member names the dialects define (OpenAI Chat Completions and Responses, Anthropic Messages, MCP results). A key among
- * them is a fixed word, not the client's text, and is not visited; any other key is (objects the client names, such as
- * tool arguments, carry text in their keys too). Also the names whose case variants are refused (data-plane/key-case.ts).
+ * Member names the dialects define (OpenAI Chat Completions and Responses, Anthropic Messages, MCP results and resource
+ * contents). A key among them is a fixed word, not the client's text, and is not visited; any other key is (objects the
+ * client names, such as tool arguments, carry text in their keys too). Also the names whose case variants are refused
+ * (data-plane/key-case.ts).
  */
 export const DIALECT_MEMBERS: ReadonlySet<string> = new Set([
   // request top levels
@@ -23,7 +24,7 @@ export const DIALECT_MEMBERS: ReadonlySet<string> = new Set([
   'reason', 'acknowledged_safety_checks', 'pending_safety_checks', 'results', 'queries', 'outputs', 'container_id', 'code',
   'result', 'function', 'effort', 'budget_tokens', 'schema', 'json_schema', 'strict', 'description', 'parameters',
   'input_schema', 'max_uses', 'allowed_domains', 'blocked_domains', 'user_location', 'disable_parallel_tool_use',
-  'resource', 'uri', 'mimetype', 'mimeType', 'blob', 'structuredContent', 'isError', '_meta',
+  'resource', 'contents', 'uri', 'mimetype', 'mimeType', 'blob', 'structuredContent', 'isError', '_meta',
   // Claude's signed thinking blocks on a chat assistant message (LiteLLM's name; translate/carried-thinking.ts)
   'thinking_blocks', 'reasoning_content',
 ]);

@@ -67,4 +67,20 @@ describe('/mcp tool calls and results', () => {
       { numRuns: RUNS },
     );
   });
+
+  test('results: a text resource sent as a base64 blob is read decoded and redacted in its encoding; a binary one is left as is', () => {
+    const b64 = (t: string) => Buffer.from(t, 'utf8').toString('base64');
+    const png = b64('\x89PNG 4155552671');
+    const result = {
+      contents: [
+        { uri: 'file:///notes.txt', mimeType: 'text/plain', blob: b64(`owner ${EMAIL}`) },
+        { uri: 'file:///a.png', mimeType: 'image/png', blob: png },
+      ],
+    };
+    const out = redactToolResult([policy({ pii: 'block' })], result);
+    expect(out.found).toEqual(['email']);
+    const [text, image] = (out.result as typeof result).contents;
+    expect(Buffer.from(text!.blob, 'base64').toString('utf8')).toBe('owner [REDACTED:EMAIL]');
+    expect(image!.blob).toBe(png);
+  });
 });
