@@ -21,6 +21,8 @@ describe('PII written so a reader sees it but a byte comparison does not', () =>
     ['mathematical bold letters', 'mail \u{1D423}\u{1D41A}\u{1D427}\u{1D41E}@example.com now', '\u{1D423}\u{1D41A}\u{1D427}\u{1D41E}@example.com'],
     ['a card number in full-width digits', `card ${fullWidth('4111 1111 1111 1111')} ok`, fullWidth('4111 1111 1111 1111')],
     ['a card number with zero-width joiners', 'card 4111\u200D1111\u200D1111\u200D1111 ok', '4111\u200D1111\u200D1111\u200D1111'],
+    ['an address in invisible tag characters', `mail ${[...'jane.doe@example.com'].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('')} now`, [...'jane.doe@example.com'].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('')],
+    ['an Arabic letter mark and a Mongolian vowel separator', 'mail jane.doe\u061C@exam\u180Eple.com now', 'jane.doe\u061C@exam\u180Eple.com'],
   ])('%s', (_name, text, expected) => {
     expect(found(text).map((m) => m.text)).toContain(expected);
     const redacted = redactPii(text, PII_TYPES).text;
@@ -65,9 +67,19 @@ describe('mayFold', () => {
     const differ: string[] = [];
     for (let c = 0; c <= 0xffff; c++) {
       const ch = String.fromCharCode(c);
-      const expected = c === 0xd835 || FOLDABLE.test(ch);
+      const expected = FOLDABLE.test(ch);
       if (mayFold(`ab${ch}cd`) !== expected) differ.push(`U+${c.toString(16)}`);
     }
     expect(differ).toEqual([]);
+  });
+
+  it('covers every format character of Unicode (Cf) and every tag, on every plane', () => {
+    const missed: string[] = [];
+    for (let cp = 0x80; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const ch = String.fromCodePoint(cp);
+      if (/\p{Cf}/u.test(ch) && !mayFold(`ab${ch}cd`)) missed.push(`U+${cp.toString(16)}`);
+    }
+    expect(missed).toEqual([]);
   });
 });
