@@ -78,12 +78,16 @@ describe('visitAll', () => {
     // Media stays skipped, whatever member holds it.
     expect(visited({ type: 'input_file', file_data: `data:application/pdf;base64,${b64('%PDF 4155552671')}` })).toEqual([]);
     expect(visited({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: b64('%PDF') } }).sort()).toEqual(['application/pdf', 'base64']);
-    // Bytes that are not UTF-8 (a zip, an office document) are no text to decode: read as sent.
-    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0xff, 0xfe, 0x80, 0x81]).toString('base64');
-    expect(visited({ type: 'input_file', file_data: `data:application/vnd.openxmlformats-officedocument.wordprocessingml.document;base64,${zip}` })).toEqual([
-      `data:application/vnd.openxmlformats-officedocument.wordprocessingml.document;base64,${zip}`,
-    ]);
-    expect(visited({ type: 'input_file', file_data: 'data:text/plain,%FF%FE' })).toEqual(['data:text/plain,%FF%FE']);
+    // Bytes that are not UTF-8 (a Latin-1 text, a zip) read one character per byte: the ASCII in them is read, and a
+    // rewrite gives every other byte back as it was.
+    const latin1 = Buffer.from('Café: write to jane@example.com', 'latin1');
+    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0xff, 0xfe, 0x80, 0x81]);
+    expect(visited({ type: 'input_file', file_data: `data:text/plain;base64,${latin1.toString('base64')}` })).toEqual(['Café: write to jane@example.com']);
+    expect(visited({ type: 'input_file', file_data: `data:application/zip;base64,${zip.toString('base64')}` })).toEqual([zip.toString('latin1')]);
+    expect(visited({ type: 'input_file', file_data: 'data:text/plain,%FF%FE' })).toEqual(['\u00ff\u00fe']);
+    const rewritten = { content: [{ type: 'input_file', file_data: `data:text/plain;base64,${latin1.toString('base64')}` }] } as Record<string, any>;
+    visitAll(rewritten, 'content', (text) => text.replace('jane@example.com', '[EMAIL]'), 'f');
+    expect(rewritten.content[0].file_data).toBe(`data:text/plain;base64,${Buffer.from('Café: write to [EMAIL]', 'latin1').toString('base64')}`);
     // Written back in the form it came in.
     const holder = { content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${b64('mail jane@example.com')}` } }, { type: 'input_file', file_data: 'data:text/plain,mail%20jane%40example.com' }] } as Record<string, any>;
     visitAll(holder, 'content', (text) => text.replace('jane@example.com', '[EMAIL]'), 'f');

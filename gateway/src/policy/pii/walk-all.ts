@@ -63,7 +63,12 @@ export function carriesNoText(holder: Json, key: string, value: unknown): boolea
 }
 
 /** Media whose bytes the model takes as media, not as text: images, audio, video, PDFs. */
-const BINARY_MEDIA = /^(?:image|audio|video)\/|^application\/pdf$/i;
+const BINARY_MEDIA = /^(?:image|audio|video)\/|^application\/pdf\s*(?:;|$)/i;
+
+/** Whether a media type names media (images, audio, video, PDFs) rather than text. */
+export function isMediaType(media: string): boolean {
+  return BINARY_MEDIA.test(media.trim());
+}
 
 /** The media type an object declares for its data (`media_type`, `mimeType`, `mime_type`), if any. */
 function declaredMedia(holder: Json): string | undefined {
@@ -102,43 +107,57 @@ export function decodedText(holder: Json, key: string, value: string): DecodedTe
     if (media !== '' && BINARY_MEDIA.test(media)) return undefined;
     const payload = value.slice(comma + 1);
     if (params.length > 1 && params[params.length - 1]!.trim().toLowerCase() === 'base64') {
-      const text = utf8Text(Buffer.from(payload, 'base64'));
-      return text === undefined ? undefined : { text, encode: (t) => `${head},${Buffer.from(t, 'utf8').toString('base64')}` };
+      const d = decodedBase64(payload);
+      return { text: d.text, encode: (t) => `${head},${d.encode(t)}` };
     }
-    const text = percentDecoded(payload);
-    return text === undefined ? undefined : { text, encode: (t) => `${head},${encodeURIComponent(t)}` };
+    const bytes = percentBytes(payload);
+    const encoding = textEncodingOf(bytes);
+    return { text: bytes.toString(encoding), encode: (t) => `${head},${percentEncoded(Buffer.from(t, encoding))}` };
   }
-  if ((key === 'data' || key === 'blob') && declaresText(holder) && BASE64_ONLY.test(value)) {
-    const text = utf8Text(Buffer.from(value, 'base64'));
-    return text === undefined ? undefined : { text, encode: (t) => Buffer.from(t, 'utf8').toString('base64') };
-  }
+  if ((key === 'data' || key === 'blob') && declaresText(holder) && BASE64_ONLY.test(value)) return decodedBase64(value);
   return undefined;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * The bytes as text when they are UTF-8, else undefined: a compressed or binary file (a zip, an office document) holds
- * no text to read without parsing it, and is read as sent (its base64) rather than as noise the detectors would flag.
+ * How a file's bytes read as text: UTF-8 when they are, else one character per byte (Latin-1), so that the ASCII in
+ * any file (a Latin-1 text, a log with a stray byte) is read, and a rewrite gives every other byte back as it was.
  */
-function utf8Text(bytes: Uint8Array): string | undefined {
+function textEncodingOf(bytes: Uint8Array): 'utf8' | 'latin1' {
   try {
-    return UTF8.decode(bytes);
+    UTF8.decode(bytes);
+    return 'utf8';
   } catch {
-    return undefined;
+    return 'latin1';
   }
 }
 
-/** A data URL's percent-encoded payload as text (its %XX escapes are bytes of UTF-8), or undefined when not UTF-8. */
-function percentDecoded(payload: string): string | undefined {
-  if (!payload.includes('%')) return payload;
-  let binary = false;
-  const text = payload.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
-    const t = utf8Text(Buffer.from(run.replace(/%/g, ''), 'hex'));
-    if (t === undefined) binary = true;
-    return t ?? run;
-  });
-  return binary ? undefined : text;
+/** Base64 data as the text the upstream decodes from it (see textEncodingOf), and a replacement written back as base64. */
+export function decodedBase64(value: string): DecodedText {
+  const bytes = Buffer.from(value, 'base64');
+  const encoding = textEncodingOf(bytes);
+  return { text: bytes.toString(encoding), encode: (t) => Buffer.from(t, encoding).toString('base64') };
+}
+
+/** A data URL's percent-encoded payload as bytes: each %XX its byte, every other character its UTF-8. */
+function percentBytes(payload: string): Buffer {
+  if (!payload.includes('%')) return Buffer.from(payload, 'utf8');
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const m of payload.matchAll(/(?:%[0-9a-f]{2})+/gi)) {
+    parts.push(Buffer.from(payload.slice(at, m.index), 'utf8'), Buffer.from(m[0].replace(/%/g, ''), 'hex'));
+    at = m.index + m[0].length;
+  }
+  parts.push(Buffer.from(payload.slice(at), 'utf8'));
+  return Buffer.concat(parts);
+}
+
+/** Bytes percent-encoded as encodeURIComponent writes text (unreserved ASCII as is, every other byte %XX). */
+function percentEncoded(bytes: Buffer): string {
+  let out = '';
+  for (const b of bytes) out += /[A-Za-z0-9\-_.!~*'()]/.test(String.fromCharCode(b)) && b < 0x80 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return out;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { FILE_BY_REFERENCE_TOKENS, IMAGE_TOKENS_UPPER_BOUND, type PromptRequest, membersBesides, promptTokensUpperBound } from '../../../accounting/tokens.js';
 import type { PiiPart } from '../../../contract/index.js';
 import { EVERY_PART, type PiiScope, type TextVisitor, isObject } from '../../../policy/pii/request-texts.js';
-import { isOpaque, visitAll, visitMember } from '../../../policy/pii/walk-all.js';
+import { decodedBase64, isMediaType, isOpaque, visitAll, visitMember } from '../../../policy/pii/walk-all.js';
 import type { PolicyView } from '../../../policy/policy-view.js';
 import { boundParts, retryMember, retryPart } from '../../../policy/part-facts.js';
 import { memberOf, snakeOf } from './gemini-shape.js';
@@ -13,9 +13,6 @@ type Json = Record<string, unknown>;
 function camelKey(key: string): string {
   return key.includes('_') ? key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) : key;
 }
-
-/** Inline data whose bytes are media the model sees, not text: images, audio, video, PDFs. */
-const BINARY_MIME = /^(image|audio|video)\/|^application\/pdf\b/i;
 
 /** Schemas of the answer, read as tool definitions are (pii_scope `tools`). */
 const SCHEMA_MEMBERS: ReadonlySet<string> = new Set(['responseSchema', 'responseJsonSchema', '_responseJsonSchema']);
@@ -48,14 +45,14 @@ function visitInlineData(blob: Json, visit: TextVisitor, field: string): void {
       visitMember(blob, key, visit, field);
       continue;
     }
-    if (typeof mime === 'string' && BINARY_MIME.test(mime)) {
+    if (typeof mime === 'string' && isMediaType(mime)) {
       // Media in base64 is skipped; anything else there is text the upstream receives, read as sent.
       if (!isOpaque(data)) visitMember(blob, key, visit, field);
       continue;
     }
-    const text = Buffer.from(data, 'base64').toString('utf8');
-    const r = visit(text, field);
-    if (r !== undefined && r !== text) blob[key] = Buffer.from(r, 'utf8').toString('base64');
+    const decoded = decodedBase64(data);
+    const r = visit(decoded.text, field);
+    if (r !== undefined && r !== decoded.text) blob[key] = decoded.encode(r);
   }
 }
 
