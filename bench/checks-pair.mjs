@@ -1,10 +1,13 @@
 // The request-side checks of two builds on the same request bodies, in one process, request after request in turn:
-// parsing the body as received, the case rule, the PII scan, the prompt bound and the retry subject, as the policy view
-// of each dialect runs them. Where a whole gateway's CPU per request moves several percent between two runs of one
-// build on a shared machine, this pairs each body's measurement on both builds, so what the checks themselves cost is
-// told apart from the machine's noise. Run by bench/run.mjs (phase `checks`, with BENCH_BASELINE); by hand:
+// parsing the body as received, the case rule, the PII check (its entry, every type in every part), the prompt bound
+// and the retry subject, as the policy view of each dialect runs them. Where a whole gateway's CPU per request moves
+// several percent between two runs of one build on a shared machine, this pairs each body's measurement on both
+// builds, so what the checks themselves cost is told apart from the machine's noise. Run by bench/run.mjs (phase
+// `checks`, with BENCH_BASELINE); by hand:
 //   node bench/checks-pair.mjs <before gateway/dist> <after gateway/dist> [requests per workload]
 // Prints one JSON object: per workload, microseconds per request of each step for `before` and `after`.
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { agentWorkloads } from './lib/agent-workload.mjs';
 import { chatBody } from './lib/workload.mjs';
 
@@ -26,7 +29,7 @@ const STEPS = ['parse', 'keyCase', 'pii', 'bound', 'retry'];
 
 /** One build's checks. A revision without the case rule skips it; one without the async PII scan uses the sync one. */
 async function checksOf(dist) {
-  const url = (p) => new URL(p, `file://${dist.replace(/\/?$/, '/')}`).href;
+  const url = (p) => new URL(p, pathToFileURL(`${resolve(dist)}/`)).href;
   const { parseReceivedJson } = await import(url('json/parse-received.js'));
   const pii = await import(url('policy/pii/scan-request.js'));
   const { PII_TYPES } = await import(url('contract/policies.js'));
@@ -38,7 +41,18 @@ async function checksOf(dist) {
   }
   const views = {};
   for (const [dialect, [file, name]] of Object.entries(VIEWS)) views[dialect] = (await import(url(file)))[name];
-  const scan = pii.scanRequestPiiAsync ?? pii.scanRequestPii;
+  const direct = pii.scanRequestPiiAsync ?? pii.scanRequestPii;
+  // Through the PII check's own entry where the revision has it (grouping, block decision), with every type read in
+  // every part; else the scan alone.
+  let scan = (body, types, walk) => direct(body, types, walk);
+  try {
+    const rules = await import(url('policy/pii-rules.js'));
+    const apply = rules.applyPiiRulesAsync ?? rules.applyPiiRules;
+    const policies = [{ id: 'checks-pair', tenant_id: 'bench', rules: { pii: 'block', pii_types: [...PII_TYPES], pii_scope: ['user', 'assistant', 'system', 'tools'] } }];
+    if (apply) scan = (body, _types, walk) => apply(policies, body, walk);
+  } catch {
+    // Not in this revision.
+  }
   return { parseReceivedJson, keyCase, scan, views, types: PII_TYPES };
 }
 

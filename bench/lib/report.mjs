@@ -177,7 +177,7 @@ export function renderTable(results) {
   }
   if (results.checks) {
     lines.push('');
-    lines.push('Request-side checks, paired in one process (us per request: parse, case rule, PII scan, prompt bound, retry subject; same bodies, builds in turn)');
+    lines.push('Request-side checks, paired in one process (us per request: parse, case rule, PII check, prompt bound, retry subject; same bodies, builds in turn)');
     lines.push(`  ${pad('workload', 26)}${lpad('before', 9)}${lpad('after', 9)}${lpad('added', 9)}${lpad('gateway CPU/req', 17)}${lpad('added share', 13)}   after by step`);
     for (const [name, k] of Object.entries(results.checks)) {
       const steps = ['parse', 'keyCase', 'pii', 'bound', 'retry'].map((s) => `${s} ${num(k.after[s], 1)}`).join(', ');
