@@ -1,6 +1,7 @@
 // The fail-closed walk: every string, every number that could hold PII and every key that is not a member the dialects
 // define, at any depth, without recursion. What a policy view has no rule for is read with this, so a part type a
 // provider adds tomorrow is read the day it appears.
+import { isUtf8 } from 'node:buffer';
 import { DIALECT_MEMBERS, clientShaped } from '../../contract/dialect-members.js';
 import { isCarriedThinking } from '../../translate/carried-thinking.js';
 import type { TextVisitor } from './request-texts.js';
@@ -79,7 +80,7 @@ function declaredMedia(holder: Json): string | undefined {
 /** True when an object declares a media type for its data and that type is not media (text/plain, JSON, CSV, code). */
 function declaresText(holder: Json): boolean {
   const media = declaredMedia(holder);
-  return media !== undefined && !BINARY_MEDIA.test(media);
+  return media !== undefined && !isMediaType(media);
 }
 
 /** Members that may hold encoded text the upstream decodes: data URLs, and base64 sources and blobs of a text type. */
@@ -104,7 +105,7 @@ export function decodedText(holder: Json, key: string, value: string): DecodedTe
     const head = value.slice(0, comma);
     const params = head.slice(5).split(';');
     const media = params[0]!.trim();
-    if (media !== '' && BINARY_MEDIA.test(media)) return undefined;
+    if (media !== '' && isMediaType(media)) return undefined;
     const payload = value.slice(comma + 1);
     if (params.length > 1 && params[params.length - 1]!.trim().toLowerCase() === 'base64') {
       const d = decodedBase64(payload);
@@ -118,19 +119,12 @@ export function decodedText(holder: Json, key: string, value: string): DecodedTe
   return undefined;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /**
  * How a file's bytes read as text: UTF-8 when they are, else one character per byte (Latin-1), so that the ASCII in
  * any file (a Latin-1 text, a log with a stray byte) is read, and a rewrite gives every other byte back as it was.
  */
 function textEncodingOf(bytes: Uint8Array): 'utf8' | 'latin1' {
-  try {
-    UTF8.decode(bytes);
-    return 'utf8';
-  } catch {
-    return 'latin1';
-  }
+  return isUtf8(bytes) ? 'utf8' : 'latin1';
 }
 
 /** Base64 data as the text the upstream decodes from it (see textEncodingOf), and a replacement written back as base64. */
@@ -153,10 +147,16 @@ function percentBytes(payload: string): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Bytes percent-encoded as encodeURIComponent writes text (unreserved ASCII as is, every other byte %XX). */
+/** How encodeURIComponent writes each byte: the unreserved ASCII characters as they are, every other byte as %XX. */
+const PERCENT_OF_BYTE: readonly string[] = Array.from({ length: 256 }, (_, b) => {
+  const c = String.fromCharCode(b);
+  return /^[A-Za-z0-9\-_.!~*'()]$/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+});
+
+/** Bytes percent-encoded as encodeURIComponent writes text (see PERCENT_OF_BYTE). */
 function percentEncoded(bytes: Buffer): string {
   let out = '';
-  for (const b of bytes) out += /[A-Za-z0-9\-_.!~*'()]/.test(String.fromCharCode(b)) && b < 0x80 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  for (const b of bytes) out += PERCENT_OF_BYTE[b]!;
   return out;
 }
 
