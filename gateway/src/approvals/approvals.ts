@@ -2,7 +2,8 @@
 // its timeout, or its client leaving. Decisions are written to the shared database; the node that holds a call learns
 // of one at once when it was made there, through Redis pub/sub when counters are Redis, and by polling the database
 // every pollMs while it holds anything (so a lost message still arrives within a second).
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { bestEffortRedis } from '../storage/redis-client.js';
 import type { Approval } from '../contract/index.js';
 import { generateId } from '../security/keys.js';
 import type { NewApproval, Store } from '../storage/store.js';
@@ -75,14 +76,11 @@ export class Approvals {
     this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
     this.sweeper.unref();
     if (opts.redis) {
-      const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (n: number) => Math.min(100 * n, 2_000) };
       this.channel = `${opts.redis.prefix}approvals`;
-      this.pub = new Redis(opts.redis.url, options);
-      // Subscriptions are renewed by ioredis on reconnect, so it may queue its SUBSCRIBE while offline.
-      this.sub = new Redis(opts.redis.url, { ...options, enableOfflineQueue: true });
       // Redis away: the database poll still brings decisions.
-      this.pub.on('error', () => undefined);
-      this.sub.on('error', () => undefined);
+      this.pub = bestEffortRedis(opts.redis.url);
+      // Subscriptions are renewed by ioredis on reconnect, so it may queue its SUBSCRIBE while offline.
+      this.sub = bestEffortRedis(opts.redis.url, { enableOfflineQueue: true });
       this.sub.subscribe(this.channel).catch(() => undefined);
       this.sub.on('message', (_channel: string, id: string) => {
         if (this.held.has(id)) void this.refresh([id]);

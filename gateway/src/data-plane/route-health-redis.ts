@@ -1,6 +1,7 @@
 // Multi-node mode: a cooldown one node sets is seen by the others within a second. Each cooldown end is written to one
 // Redis hash (field: the deployment, value: epoch ms), and every node reads the hash twice a second.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { bestEffortRedis } from '../storage/redis-client.js';
 import type { HealthBoard } from './route-health.js';
 
 /** How often a node reads the cooldowns the others set. */
@@ -18,9 +19,8 @@ export class RedisCooldowns {
     prefix: string,
   ) {
     this.key = `${prefix}route-cooldowns`;
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: false, retryStrategy: (n) => Math.min(100 * n, 2_000) });
-    // Cooldowns stay per node while Redis is away; the counters report Redis's health.
-    this.redis.on('error', () => undefined);
+    // Cooldowns stay per node while Redis is away.
+    this.redis = bestEffortRedis(url);
     board.publish = (id, until) => this.publish(id, until);
     this.timer = setInterval(() => void this.read(), COOLDOWN_SYNC_MS);
     this.timer.unref();

@@ -3,7 +3,8 @@
 // while it runs, so a node that dies leaves its steps behind for at most RUNNING_TTL_MS.
 // A step's record reaches the database in the usage writer's next batch, up to a second or so after it ended: until then
 // the step is kept here as it ended (its final status), so a trace never loses a step between the two.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { bestEffortRedis } from '../storage/redis-client.js';
 import type { PiiType, TraceToolCall } from '../contract/index.js';
 import type { UsageRecord } from '../storage/store.js';
 import type { RequestContext } from './request-context.js';
@@ -247,9 +248,8 @@ export class RedisRunningSteps implements RunningSteps {
     url: string,
     private readonly prefix: string,
   ) {
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, enableAutoPipelining: true, retryStrategy: (n) => Math.min(100 * n, 2_000) });
-    // Listing steps in flight is best effort: the counters report Redis's health.
-    this.redis.on('error', () => undefined);
+    // Listing steps in flight is best effort.
+    this.redis = bestEffortRedis(url, { enableAutoPipelining: true });
     this.timer = setInterval(() => {
       this.write([...this.mine.values()], RUNNING_TTL_MS);
       this.prune(Date.now());

@@ -13,7 +13,8 @@
 //   deployment's secret, so only its nodes can name where agents' requests go.
 // Without Redis (one node) nothing leaves the node.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { bestEffortRedis } from '../storage/redis-client.js';
 import type { JSONRPCMessage, JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 
 type RequestId = string | number;
@@ -53,12 +54,9 @@ export class SessionBus {
   ) {
     this.prefix = `${redis?.prefix ?? ''}mcp:`;
     if (!redis) return;
-    const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (n: number) => Math.min(100 * n, 2_000) };
-    this.pub = new Redis(redis.url, options);
+    this.pub = bestEffortRedis(redis.url);
     // Subscriptions are renewed by ioredis on reconnect, so it may queue its SUBSCRIBE while offline.
-    this.sub = new Redis(redis.url, { ...options, enableOfflineQueue: true });
-    this.pub.on('error', () => undefined);
-    this.sub.on('error', () => undefined);
+    this.sub = bestEffortRedis(redis.url, { enableOfflineQueue: true });
     this.sub.subscribe(this.answers(this.node), this.notifications()).catch(() => undefined);
     this.sub.on('message', (channel: string, text: string) => this.received(channel, text));
   }

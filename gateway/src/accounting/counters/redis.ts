@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedis } from '../../storage/redis-client.js';
 import { utcDayKey, utcMonthKey } from '../budget-window.js';
 import { HeldReservations } from './held-reservations.js';
 import { soleNode } from './node-registry.js';
@@ -99,7 +100,7 @@ export class RedisCounters implements Counters {
     this.ownsClient = options.client === undefined;
     const client =
       options.client ??
-      new Redis(options.url ?? 'redis://127.0.0.1:6379', {
+      newRedis(options.url ?? 'redis://127.0.0.1:6379', {
         // Nothing waits for a Redis that is away: a command fails at once (no offline queue, no retry) or after the
         // breaker's deadline (see RedisBreaker: ioredis's own timeout would count event-loop lag as a Redis that hangs).
         enableOfflineQueue: false,
