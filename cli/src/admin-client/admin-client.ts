@@ -204,6 +204,11 @@ export class AdminClient {
     await this.http.send('DELETE', `/admin-keys/${seg(id)}`);
   }
 
+  /** The calling key: its id, name, role and tenant. */
+  me(): Promise<Pick<AdminKey, 'id' | 'name' | 'role' | 'tenant_id'>> {
+    return this.get('/me');
+  }
+
   // Traces and usage
 
   async listTraces(q: TracesQuery = {}): Promise<Page<TraceSummary>> {

@@ -107,6 +107,23 @@ routes:
     expect(plan.code).toBe(0);
   });
 
+  it("a tenant_admin key's apply --prune leaves the routes alone; a file of it that names a new route fails its plan", async () => {
+    const { api_key: teamKey } = await admin.createAdminKey({ name: 'acme-ci', role: 'tenant_admin', tenant_id: 'acme' });
+    const team = (...args: string[]) => runCli(args, { AGENTGW_ADMIN_URL: gw.adminUrl, AGENTGW_ADMIN_KEY: teamKey });
+    const file = write('team.yaml', 'version: 1\nagents:\n  - name: bot\n    tenant_id: acme\n  - name: helper\n    tenant_id: acme\n');
+    const apply = await team('apply', '-f', file, '--prune', '--auto-approve');
+    expect(apply.stderr).toBe('');
+    expect(apply.code).toBe(0);
+    expect(apply.stdout).toContain('+ create agent acme/helper');
+    expect(apply.stdout).not.toMatch(/route|tenant acme/);
+    expect((await admin.listAllRoutes()).map((r) => r.alias)).toEqual(['fixed', 'smart', 'team/*']);
+    expect(await admin.getTenant('acme')).toMatchObject({ id: 'acme' });
+    const withRoute = write('team-route.yaml', `${readFileSync(file, 'utf8')}routes:\n  - alias: fast\n    strategy: fallback\n    targets: [{ model: b/beta }]\n`);
+    const plan = await team('plan', '-f', withRoute);
+    expect(plan.code).toBe(1);
+    expect(plan.stderr).toContain('route "fast" is written by admin keys only, and this key has the tenant_admin role; the file creates it');
+  });
+
   it('agentgw routes put, list, get and delete; an alias of agentgw.yaml is refused with the server\'s sentence', async () => {
     const put = await cli('routes', 'put', 'cli/*', '--strategy', 'weighted', '--targets', '[{"model":"a/alpha","weight":2},{"model":"b/beta","rpm":30}]', '--label', 'team=x');
     expect(put.stderr).toBe('');

@@ -31,6 +31,8 @@ export interface KindSpec {
   api: Omit<KindApi, 'find'> & Partial<Pick<KindApi, 'find'>>;
   /** Why a live object cannot be written through the admin interface; none: every object can. */
   readOnlyReason?: (entity: Attrs) => string | null;
+  /** Whether writing the object takes a key with the admin role (CONTRACT's RBAC); none: a tenant_admin key may too. */
+  adminOnly?: (entity: Attrs) => boolean;
 }
 
 interface Unwrapped {
@@ -267,6 +269,7 @@ export function defineKind(spec: KindSpec): KindDescriptor {
     describe,
     api,
     readOnlyReason: spec.readOnlyReason ?? (() => null),
+    adminOnly: spec.adminOnly ?? (() => false),
     schemas: { declared, entity: spec.entity, created, create: spec.create, update: spec.update },
   };
 }

@@ -114,6 +114,11 @@ export interface KindDescriptor {
    * object is never changed, deleted or exported.
    */
   readOnlyReason(entity: Attrs): string | null;
+  /**
+   * Whether writing the object takes a key with the admin role (tenants, routes, global policies): a tenant_admin key's
+   * plan leaves such live objects alone and refuses a file that would write one.
+   */
+  adminOnly(entity: Attrs): boolean;
   /** The contract's schemas this descriptor was read from. */
   schemas: {
     /** One entry of the declarative file. */

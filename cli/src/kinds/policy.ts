@@ -40,6 +40,7 @@ export const policyKind = defineKind({
       'Rules deciding the tool calls a model proposes and the calls on /mcp, in order: the first whose tools glob names the call and whose when matches it decides (allow, deny or approve); no match allows. Unset = no rules.',
     labels: LABELS_DOC,
   },
+  adminOnly: (policy) => policy.tenant_id === null || policy.tenant_id === undefined,
   api: {
     list: (c, q) => c.listAllPolicies(q),
     get: (c, id) => c.getPolicy(id),

@@ -19,6 +19,7 @@ export const routeKind = defineKind({
     labels: LABELS_DOC,
   },
   readOnlyReason: (route) => (route.source === 'config' ? 'comes from the server config (agentgw.yaml models:) and cannot be written through the admin interface' : null),
+  adminOnly: () => true,
   api: {
     list: (c) => c.listAllRoutes() as unknown as Promise<Route[]>,
     get: (c, alias) => c.getRoute(alias),

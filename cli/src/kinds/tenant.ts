@@ -16,6 +16,7 @@ export const tenantKind = defineKind({
     name: 'Display name, 1-200 characters.',
     labels: LABELS_DOC,
   },
+  adminOnly: () => true,
   api: {
     list: (c) => c.listAllTenants(),
     get: (c, id) => c.getTenant(id),

@@ -6,25 +6,30 @@ import { summarise, type ChangeSet } from './diff/change.js';
 import { diffStates, type DiffOptions } from './diff/diff.js';
 import { PlanError } from './diff/plan-error.js';
 import { referenceProblems } from './diff/references.js';
+import type { AdminClient } from '../admin-client/admin-client.js';
 import { dumpLive, type DumpClient } from './dump/dump.js';
 import { orderChanges } from './order.js';
 import { desiredState, liveState } from './state/normalise.js';
 
-export type ReconcileClient = DumpClient & ApplyClient;
-export type PlanOptions = DiffOptions;
+/** What planning needs of the admin client: the listings, and the key's role. */
+export type PlanClient = DumpClient & Pick<AdminClient, 'me'>;
+export type ReconcileClient = PlanClient & ApplyClient;
+export type PlanOptions = Omit<DiffOptions, 'role'>;
 
 /**
  * file -> desired; live -> current; check references; diff -> change set; order.
- * A plan that apply could not carry out (a reference to nothing, an immutable field changed) is a PlanError.
+ * A plan that apply could not carry out (a reference to nothing, an immutable field changed, an object the key may not
+ * write) is a PlanError. A tenant_admin key never plans a change to tenants or routes (see liveState).
  */
-export async function planChanges(client: DumpClient, desired: DeclarativeFile, opts: PlanOptions): Promise<ChangeSet> {
+export async function planChanges(client: PlanClient, desired: DeclarativeFile, opts: PlanOptions): Promise<ChangeSet> {
   const want = desiredState(desired);
-  const have = liveState(await dumpLive(client));
+  const [key, live] = await Promise.all([client.me(), dumpLive(client)]);
+  const have = liveState(live, key.role);
   if (opts.mode === 'sync') {
     const problems = await referenceProblems(client, want, have);
     if (problems.length > 0) throw new PlanError(problems);
   }
-  const changes = orderChanges(diffStates(want, have, opts));
+  const changes = orderChanges(diffStates(want, have, { ...opts, role: key.role }));
   return { changes, summary: summarise(changes) };
 }
 

@@ -98,4 +98,37 @@ describe('routes in the declarative file', () => {
     await expect(planChanges(fake, file([{ alias: 'fixed', strategy: 'fallback', targets: [{ model: 'a/alpha' }] }]), { mode: 'destroy' })).rejects.toThrow(/comes from the server config/);
     expect(fake.calls).toEqual([]);
   });
+
+  it("a tenant_admin key's --prune leaves routes and tenants alone; a file that would write one is a plan error", async () => {
+    const fake = new FakeAdmin();
+    // An admin's run made these, with the ownership label.
+    await apply(fake, DeclarativeFile.parse({ version: 1, tenants: [{ id: 'acme', name: 'Acme' }], agents: [{ name: 'old', tenant_id: 'acme' }], routes: [{ alias: 'smart', strategy: 'fallback', targets: [{ model: 'a/alpha' }] }] }));
+    fake.role = 'tenant_admin';
+    fake.calls = [];
+    // The tenant team's file: its agents only.
+    const team = DeclarativeFile.parse({ version: 1, agents: [{ name: 'bot', tenant_id: 'acme' }] });
+    const plan = await planChanges(fake, team, { mode: 'sync', prune: true });
+    expect(plan.changes.map((c) => `${c.op} ${c.kind} ${c.id}`).sort()).toEqual(['create agent acme/bot', 'delete agent acme/old']);
+    await apply(fake, team, { mode: 'sync', prune: true });
+    expect(fake.calls.sort()).toEqual(['create agent acme/bot', 'delete agent agt_0000000000000001']);
+    expect([...fake.routes.keys()]).toEqual(['smart']);
+    // Naming them as they are plans nothing; a new route, a changed one or a tenant renamed is refused before any write.
+    expect((await planChanges(fake, DeclarativeFile.parse({ ...team, tenants: [{ id: 'acme', name: 'Acme' }] }), { mode: 'sync' })).changes).toEqual([]);
+    const refusals: Array<[unknown, RegExp]> = [
+      [{ routes: [{ alias: 'fast', strategy: 'fallback', targets: [{ model: 'b/beta' }] }] }, /route "fast" is written by admin keys only, and this key has the tenant_admin role; the file creates it, so remove it from the file or plan and apply it with an admin key/],
+      [{ routes: [{ alias: 'smart', strategy: 'fallback', targets: [{ model: 'b/beta' }] }] }, /route "smart" is written by admin keys only.*the file changes it/],
+      [{ tenants: [{ id: 'acme', name: 'Acme Corp' }] }, /tenant "acme" is written by admin keys only.*the file changes it/],
+      [{ policies: [{ id: 'everyone', monthly_budget: 10 }] }, /policy "everyone" is written by admin keys only.*the file creates it/],
+    ];
+    for (const [extra, message] of refusals) {
+      fake.calls = [];
+      const refused = planChanges(fake, DeclarativeFile.parse({ ...team, ...(extra as object) }), { mode: 'sync' });
+      await expect(refused).rejects.toBeInstanceOf(PlanError);
+      await expect(refused).rejects.toThrow(message);
+      expect(fake.calls).toEqual([]);
+    }
+    // The same file under an admin key plans them.
+    fake.role = 'admin';
+    expect((await planChanges(fake, DeclarativeFile.parse({ ...team, ...(refusals[0]![0] as object) }), { mode: 'sync' })).summary.add).toBe(1);
+  });
 });

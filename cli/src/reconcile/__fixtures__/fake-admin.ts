@@ -27,6 +27,8 @@ export class FakeAdmin implements ReconcileClient {
   /** Routes by alias; those with source "config" are read-only, as the server's aliases of agentgw.yaml are. */
   routes = new Map<string, Route>();
   calls: string[] = [];
+  /** The calling key's role, as GET /me answers it (the fake itself lets every key write). */
+  role: 'admin' | 'tenant_admin' | 'viewer' = 'admin';
   /** Makes the n-th write (0-based) fail with this error. */
   failOn: { call: string; error: AdminApiError } | null = null;
   private seq = 0;
@@ -34,6 +36,10 @@ export class FakeAdmin implements ReconcileClient {
   private write(call: string): void {
     this.calls.push(call);
     if (this.failOn && this.failOn.call === call) throw this.failOn.error;
+  }
+
+  async me() {
+    return { id: 'adk_fake', name: 'fake', role: this.role, tenant_id: this.role === 'admin' ? null : 'acme' };
   }
 
   async listAllTenants() {

@@ -1,6 +1,7 @@
 import { KINDS, KIND_LIST } from '../../kinds/index.js';
 import type { Attrs, KindDescriptor } from '../../kinds/descriptor.js';
 import { unorderedPaths } from '../../kinds/values.js';
+import { NEEDS_ADMIN } from '../state/normalise.js';
 import { isManaged, MANAGED_VALUE } from '../state/ownership.js';
 import type { Kind, State, StateObject } from '../state/types.js';
 import type { Change } from './change.js';
@@ -12,6 +13,8 @@ export interface DiffOptions {
   mode: 'sync' | 'destroy';
   /** In sync mode, also delete managed objects the file no longer names. */
   prune?: boolean;
+  /** The admin key's role (planChanges asks the gateway): a tenant_admin key's file may not create what needs an admin key. */
+  role?: string;
 }
 
 const UNORDERED = Object.fromEntries(KIND_LIST.map((d) => [d.kind, unorderedPaths(d)])) as Record<Kind, Set<string>>;
@@ -44,9 +47,13 @@ function managedPart(have: Attrs, want: Attrs): Attrs {
 
 const shown = (v: unknown) => (v === null || v === undefined ? 'none' : JSON.stringify(v));
 
-/** A live object the admin interface cannot write (a route of the server config): the file may name it only as it is. */
-function readOnlyError(have: StateObject, what: string): PlanError {
-  return new PlanError(`${have.kind} "${have.id}" ${have.readOnly}; the file ${what} it, so remove it from the file or use another ${KINDS[have.kind].identity.join(' and ')}`, {
+/**
+ * A live object the admin interface cannot write (a route of the server config), or that this key may not (a tenant for
+ * a tenant_admin key): the file may name it only as it is.
+ */
+function readOnlyError(have: Pick<StateObject, 'kind' | 'id' | 'readOnly' | 'needsAdmin'>, what: string): PlanError {
+  const fix = have.needsAdmin ? 'plan and apply it with an admin key' : `use another ${KINDS[have.kind].identity.join(' and ')}`;
+  return new PlanError(`${have.kind} "${have.id}" ${have.readOnly}; the file ${what} it, so remove it from the file or ${fix}`, {
     kind: have.kind,
     id: have.id,
   });
@@ -84,6 +91,7 @@ export function diffStates(desired: State, live: State, opts: DiffOptions): Chan
     }
     for (const [id, w] of want) {
       const h = have.get(id);
+      if (!h && opts.role === 'tenant_admin' && KINDS[kind].adminOnly(w.attrs)) throw readOnlyError({ kind, id, readOnly: NEEDS_ADMIN, needsAdmin: true }, 'creates');
       if (!h) out.push(createOf(w));
       else {
         const u = updateOf(h, w);

@@ -5,6 +5,9 @@ import { isPlainObject, keyOf, overDefault } from '../../kinds/values.js';
 import { LABELS_FIELD, MANAGED_VALUE, ownerOf, withoutOwnership } from './ownership.js';
 import { emptyState, type State } from './types.js';
 
+/** What a live object that needs an admin key is to a tenant_admin key. */
+export const NEEDS_ADMIN = 'is written by admin keys only, and this key has the tenant_admin role';
+
 /** The live objects as the dump stage fetched them, by section. */
 export type LiveObjects = { [S in keyof Omit<DeclarativeFile, 'version'>]: Attrs[] };
 
@@ -58,8 +61,11 @@ export function desiredState(file: DeclarativeFile): State {
   return state;
 }
 
-/** The gateway's objects, normalised the same way as the file's. */
-export function liveState(live: LiveObjects): State {
+/**
+ * The gateway's objects, normalised the same way as the file's. For a key of `role` tenant_admin, objects that only an
+ * admin key may write (tenants, routes) are read-only: its plans never change or prune them.
+ */
+export function liveState(live: LiveObjects, role?: string): State {
   const state = emptyState();
   for (const d of KIND_LIST) {
     for (const entity of live[d.section]) {
@@ -68,7 +74,9 @@ export function liveState(live: LiveObjects): State {
       const labels = entity[LABELS_FIELD] as Record<string, string> | undefined;
       // Kinds without a server id of their own (routes) are addressed by their identity.
       const readOnly = d.readOnlyReason(entity);
-      state[d.kind].set(id, { kind: d.kind, id, attrs, owner: ownerOf(labels), serverId: String(entity.id ?? id), ...(readOnly ? { readOnly } : {}) });
+      const needsAdmin = !readOnly && role === 'tenant_admin' && d.adminOnly(entity);
+      const object = { kind: d.kind, id, attrs, owner: ownerOf(labels), serverId: String(entity.id ?? id) };
+      state[d.kind].set(id, readOnly ? { ...object, readOnly } : needsAdmin ? { ...object, readOnly: NEEDS_ADMIN, needsAdmin } : object);
     }
   }
   return state;

@@ -21,6 +21,8 @@ export interface StateObject<K extends Kind = Kind> {
   serverId: string;
   /** Why the live object cannot be written through the admin interface (a route of the server config); absent when it can. */
   readOnly?: string;
+  /** It is read-only for this key only: writing it takes an admin key (see KindDescriptor.adminOnly). */
+  needsAdmin?: true;
 }
 
 export type State = Record<Kind, Map<string, StateObject>>;
