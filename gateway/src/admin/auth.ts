@@ -30,6 +30,6 @@ export function registerAdminAuth(app: FastifyInstance, services: Services, sess
   app.addHook('onRequest', async (req) => {
     refuseCrossSite(req);
     const cookie = sessions && req.headers.authorization === undefined ? readCookie(req.headers.cookie, SESSION_COOKIE) : undefined;
-    req.principal = cookie && sessions ? sessions.principal(req, cookie) : await adminPrincipal(req.headers.authorization, services);
+    req.principal = cookie && sessions ? await sessions.principal(req, cookie) : await adminPrincipal(req.headers.authorization, services);
   });
 }

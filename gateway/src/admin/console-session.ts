@@ -1,7 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import { AgentgwError, ROLES, type Role } from '../contract/index.js';
 import { KeyHasher, generateId } from '../security/keys.js';
+import type { Store } from '../storage/store.js';
 import type { Principal } from './principal.js';
+
+/** Sessions signed out before their expiry, shared by every node: one setting each, kept until the session would expire. */
+export type EndedSessionStore = Pick<Store, 'getSetting' | 'setSetting' | 'settingsWithPrefix' | 'deleteSetting'>;
+const ENDED_PREFIX = 'console_session_ended:';
 
 /** The console session (HttpOnly, SameSite=Strict): who signed in through OpenID Connect, until when. */
 export const SESSION_COOKIE = 'agentgw_session';
@@ -29,6 +34,8 @@ export class ConsoleSessions {
     private readonly hasher: KeyHasher,
     private readonly issuer: string,
     private readonly ttlSeconds: number,
+    /** Where signed-out sessions are kept; none: a session ends only at its expiry (tests of the cookie alone). */
+    private readonly ended?: EndedSessionStore,
   ) {}
 
   issue(who: Omit<ConsoleSession, 'sid' | 'exp' | 'iss'>, now = Date.now()): { cookie: string; csrf: string; session: ConsoleSession } {
@@ -69,9 +76,36 @@ export class ConsoleSessions {
     return s;
   }
 
+  /** The session a cookie holds, as `read`, and 401 when it was signed out (on any node) before its expiry. */
+  async check(cookie: string, now = Date.now()): Promise<ConsoleSession> {
+    const s = this.read(cookie, now);
+    if (this.ended && typeof s.sid === 'string' && (await this.ended.getSetting(ENDED_PREFIX + s.sid)) !== undefined) {
+      throw new AgentgwError('invalid_api_key', 'The console session was signed out: sign in again.', { headers: { 'set-cookie': clearCookies() } as unknown as Record<string, string> });
+    }
+    return s;
+  }
+
+  /**
+   * Signs the cookie's session out on every node: the cookie, kept or copied elsewhere, is refused from now on. Sessions
+   * signed out earlier and expired since are forgotten. A cookie that is not a live session is left alone.
+   */
+  async end(cookie: string, now = Date.now()): Promise<void> {
+    if (!this.ended) return;
+    let s: ConsoleSession;
+    try {
+      s = this.read(cookie, now);
+    } catch {
+      return;
+    }
+    await this.ended.setSetting(ENDED_PREFIX + s.sid, String(s.exp));
+    for (const { key, value } of await this.ended.settingsWithPrefix(ENDED_PREFIX)) {
+      if (!(Number(value) * 1000 > now)) await this.ended.deleteSetting(key);
+    }
+  }
+
   /** The principal of a cookie-authenticated request; a write must carry the session's CSRF token. */
-  principal(req: FastifyRequest, cookie: string): Principal {
-    const s = this.read(cookie);
+  async principal(req: FastifyRequest, cookie: string): Promise<Principal> {
+    const s = await this.check(cookie);
     if (!SAFE_METHODS.has(req.method)) {
       const sent = req.headers[CSRF_HEADER];
       if (typeof sent !== 'string' || !KeyHasher.equal(sent, this.csrfOf(s))) {

@@ -22,7 +22,7 @@ import { traceRoutes } from './traces.js';
 export async function adminPlugin(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const s = opts.services;
   const oidc = s.config.console.oidc;
-  const sessions = oidc ? new ConsoleSessions(s.hasher, oidc.issuer, Math.round(oidc.session_hours * 3600)) : null;
+  const sessions = oidc ? new ConsoleSessions(s.hasher, oidc.issuer, Math.round(oidc.session_hours * 3600), s.store) : null;
   consoleAuthRoutes(app, s, sessions, oidc ? new OidcClient(oidc) : null);
   await app.register(async (secured) => {
     registerRequestId(secured);

@@ -165,7 +165,7 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
     let signedIn = false;
     if (sessions && cookie) {
       try {
-        sessions.read(cookie);
+        await sessions.check(cookie);
         signedIn = true;
       } catch {
         signedIn = false;
@@ -176,6 +176,8 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
 
   app.post('/auth/logout', { schema: { hide: true } }, async (req, reply) => {
     refuseCrossSite(req);
+    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (sessions && cookie) await sessions.end(cookie);
     return reply.code(204).header('set-cookie', clearCookies()).send();
   });
 

@@ -157,6 +157,10 @@ describe('console sign-in through OpenID Connect', () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('link', { name: 'Sign in with your identity provider' }).waitFor();
       await expect.poll(async () => (await context.cookies(gw.url)).some((c) => c.name === 'agentgw_session')).toBe(false);
+      // And on the server: the cookie, had it been copied before, is refused from then on.
+      const after = await fetch(`${gw.adminUrl}/me`, { headers: { cookie } });
+      expect(after.status).toBe(401);
+      expect((await errorOf(after)).message).toMatch(/signed out.*sign in again/);
     } finally {
       await context.close();
     }
@@ -186,6 +190,19 @@ describe('console sign-in through OpenID Connect', () => {
 
     const fresh = sessions.issue(who).cookie;
     expect(await (await me(fresh)).json()).toEqual({ id: 'ana', name: 'Ana Ops', role: 'tenant_admin', tenant_id: 'acme' });
+
+    // Signing out ends that session on the server; another session of the same person goes on.
+    const other = sessions.issue(who).cookie;
+    const signedIn = async (cookie: string) => ((await (await fetch(`${gw.url}/api/auth/session`, { headers: { cookie: `agentgw_session=${cookie}` } })).json()) as { signed_in: boolean }).signed_in;
+    const out = sessions.issue(who).cookie;
+    expect(await signedIn(out)).toBe(true);
+    expect((await fetch(`${gw.url}/api/auth/logout`, { method: 'POST', headers: { cookie: `agentgw_session=${out}` } })).status).toBe(204);
+    const ended = await me(out);
+    expect(ended.status).toBe(401);
+    expect((await errorOf(ended)).message).toBe('The console session was signed out: sign in again.');
+    expect(ended.headers.get('set-cookie')).toMatch(/agentgw_session=;.*Max-Age=0/);
+    expect(await signedIn(out)).toBe(false);
+    expect((await me(other)).status).toBe(200);
 
     const expired = await me(sessions.issue(who, Date.now() - 9 * 3600_000).cookie);
     expect(expired.status).toBe(401);
