@@ -127,6 +127,26 @@ describe('routes in the declarative file', () => {
       await expect(refused).rejects.toThrow(message);
       expect(fake.calls).toEqual([]);
     }
+    // A global policy (not in a tenant key's listings) named as it is plans nothing; changed, it is refused as a change.
+    fake.role = 'admin';
+    await apply(fake, DeclarativeFile.parse({ version: 1, policies: [{ id: 'everyone', monthly_budget: 10 }] }));
+    fake.role = 'tenant_admin';
+    fake.calls = [];
+    expect((await planChanges(fake, DeclarativeFile.parse({ ...team, policies: [{ id: 'everyone', monthly_budget: 10 }] }), { mode: 'sync' })).changes).toEqual([]);
+    await expect(planChanges(fake, DeclarativeFile.parse({ ...team, policies: [{ id: 'everyone', monthly_budget: 20 }] }), { mode: 'sync' })).rejects.toThrow(
+      /policy "everyone" is written by admin keys only.*the file changes it/,
+    );
+    // Another tenant, which this key may not even read, is refused as a create.
+    await expect(planChanges(fake, DeclarativeFile.parse({ ...team, tenants: [{ id: 'beta', name: 'Beta' }] }), { mode: 'sync' })).rejects.toThrow(/tenant "beta" is written by admin keys only.*the file creates it/);
+    // destroy of a file naming its tenant, a route and a global policy deletes only what the key may delete.
+    const destroy = await planChanges(
+      fake,
+      DeclarativeFile.parse({ ...team, tenants: [{ id: 'acme', name: 'Acme' }], policies: [{ id: 'everyone', monthly_budget: 10 }], routes: [{ alias: 'smart', strategy: 'fallback', targets: [{ model: 'a/alpha' }] }] }),
+      { mode: 'destroy' },
+    );
+    expect(destroy.changes.map((c) => `${c.op} ${c.kind} ${c.id}`)).toEqual(['delete agent acme/bot']);
+    expect(fake.calls).toEqual([]);
+
     // The same file under an admin key plans them.
     fake.role = 'admin';
     expect((await planChanges(fake, DeclarativeFile.parse({ ...team, ...(refusals[0]![0] as object) }), { mode: 'sync' })).summary.add).toBe(1);

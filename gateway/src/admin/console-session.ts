@@ -7,6 +7,8 @@ import type { Principal } from './principal.js';
 /** Sessions signed out before their expiry, shared by every node: one setting each, kept until the session would expire. */
 export type EndedSessionStore = Pick<Store, 'getSetting' | 'setSetting' | 'settingsWithPrefix' | 'deleteSetting'>;
 const ENDED_PREFIX = 'console_session_ended:';
+/** A signed-out session is remembered this long past its expiry: a node whose clock runs behind still refuses it. */
+const ENDED_MARGIN_S = 15 * 60;
 
 /** The console session (HttpOnly, SameSite=Strict): who signed in through OpenID Connect, until when. */
 export const SESSION_COOKIE = 'agentgw_session';
@@ -87,20 +89,24 @@ export class ConsoleSessions {
 
   /**
    * Signs the cookie's session out on every node: the cookie, kept or copied elsewhere, is refused from now on. Sessions
-   * signed out earlier and expired since are forgotten. A cookie that is not a live session is left alone.
+   * signed out earlier and expired since are then forgotten, in the background. A cookie that is not a live session is
+   * left alone.
    */
   async end(cookie: string, now = Date.now()): Promise<void> {
-    if (!this.ended) return;
+    const ended = this.ended;
+    if (!ended) return;
     let s: ConsoleSession;
     try {
       s = this.read(cookie, now);
     } catch {
       return;
     }
-    await this.ended.setSetting(ENDED_PREFIX + s.sid, String(s.exp));
-    for (const { key, value } of await this.ended.settingsWithPrefix(ENDED_PREFIX)) {
-      if (!(Number(value) * 1000 > now)) await this.ended.deleteSetting(key);
-    }
+    await ended.setSetting(ENDED_PREFIX + s.sid, String(s.exp));
+    void (async () => {
+      for (const { key, value } of await ended.settingsWithPrefix(ENDED_PREFIX)) {
+        if (!((Number(value) + ENDED_MARGIN_S) * 1000 > now)) await ended.deleteSetting(key);
+      }
+    })().catch(() => undefined);
   }
 
   /** The principal of a cookie-authenticated request; a write must carry the session's CSRF token. */

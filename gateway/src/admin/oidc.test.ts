@@ -1,9 +1,13 @@
 // Id token validation against a real OpenID provider's discovery document and JWKS, and the console session cookie.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../config.js';
 import { AgentgwError } from '../contract/index.js';
 import { KeyHasher } from '../security/keys.js';
+import { openStore } from '../storage/open-store.js';
 import { type TestIssuer, startTestIssuer } from '../test-support/oidc-provider.js';
 import { ConsoleSessions } from './console-session.js';
 import { OidcClient } from './oidc.js';
@@ -96,6 +100,38 @@ describe('console session cookie', () => {
     expect(() => new ConsoleSessions(hasher, 'https://other.example', 3600).read(cookie)).toThrow(/configured issuer/);
     const old = sessions.issue(who, Date.now() - 2 * 3600_000).cookie;
     expect(() => sessions.read(old)).toThrow(/expired at/);
+  });
+
+  test('a signed-out session is refused by every node sharing the database; its record goes once it expired', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentgw-sessions-'));
+    const store = await openStore({ kind: 'sqlite', path: join(dir, 'agentgw.db'), usageThread: false });
+    try {
+      const [one, two] = [new ConsoleSessions(hasher, 'https://idp.example', 3600, store), new ConsoleSessions(hasher, 'https://idp.example', 3600, store)];
+      const out = one.issue(who).cookie;
+      const other = one.issue(who).cookie;
+      await two.end(out);
+      await expect(one.check(out)).rejects.toThrow('The console session was signed out: sign in again.');
+      await expect(two.check(out)).rejects.toMatchObject({ code: 'invalid_api_key', status: 401 });
+      expect((await one.check(other)).sub).toBe('ana');
+      // A cookie that is not a live session records nothing.
+      await one.end('v1.forged.mac');
+      await one.end(one.issue(who, Date.now() - 2 * 3600_000).cookie);
+      expect((await store.settingsWithPrefix('console_session_ended:')).length).toBe(1);
+      // Past its expiry and the margin for clocks behind (15 minutes), the next sign-out forgets it, not before.
+      const soon = Date.now() + 3600_000 + 14 * 60_000;
+      const a = one.issue(who, soon);
+      await one.end(a.cookie, soon);
+      const ended = async () => (await store.settingsWithPrefix('console_session_ended:')).map((r) => r.key.split(':')[1]).sort();
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await ended()).length).toBe(2);
+      const later = Date.now() + 3600_000 + 16 * 60_000;
+      const b = one.issue(who, later);
+      await one.end(b.cookie, later);
+      await expect.poll(ended).toEqual([a.session.sid, b.session.sid].sort());
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('the CSRF token is bound to one session', () => {

@@ -167,7 +167,9 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
       try {
         await sessions.check(cookie);
         signedIn = true;
-      } catch {
+      } catch (e) {
+        // Not a live session; a database that cannot answer is a 503, not a sign-in page.
+        if (!(e instanceof AgentgwError && e.code === 'invalid_api_key')) throw e;
         signedIn = false;
       }
     }
@@ -177,8 +179,10 @@ export function consoleAuthRoutes(app: FastifyInstance, s: Services, sessions: C
   app.post('/auth/logout', { schema: { hide: true } }, async (req, reply) => {
     refuseCrossSite(req);
     const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    // The browser forgets the cookie even when the database cannot record the sign-out (the answer is then a 503).
+    reply.header('set-cookie', clearCookies());
     if (sessions && cookie) await sessions.end(cookie);
-    return reply.code(204).header('set-cookie', clearCookies()).send();
+    return reply.code(204).send();
   });
 
   if (!client || !sessions) return;

@@ -27,7 +27,10 @@ export class FakeAdmin implements ReconcileClient {
   /** Routes by alias; those with source "config" are read-only, as the server's aliases of agentgw.yaml are. */
   routes = new Map<string, Route>();
   calls: string[] = [];
-  /** The calling key's role, as GET /me answers it (the fake itself lets every key write). */
+  /**
+   * The calling key's role, as GET /me answers it. Other than admin, the key is scoped to tenant acme: lists hold acme's
+   * objects only (global policies are still read by id), and another tenant is 403 (the fake lets every key write).
+   */
   role: 'admin' | 'tenant_admin' | 'viewer' = 'admin';
   /** Makes the n-th write (0-based) fail with this error. */
   failOn: { call: string; error: AdminApiError } | null = null;
@@ -42,16 +45,22 @@ export class FakeAdmin implements ReconcileClient {
     return { id: 'adk_fake', name: 'fake', role: this.role, tenant_id: this.role === 'admin' ? null : 'acme' };
   }
 
+  private get scope(): string | undefined {
+    return this.role === 'admin' ? undefined : 'acme';
+  }
+
   async listAllTenants() {
-    return [...this.tenants.values()];
+    return [...this.tenants.values()].filter((t) => !this.scope || t.id === this.scope);
   }
   async listAllPolicies(q: { tenant_id?: string } = {}) {
-    return [...this.policies.values()].filter((p) => !q.tenant_id || p.tenant_id === q.tenant_id);
+    const tenant = this.scope ?? q.tenant_id;
+    return [...this.policies.values()].filter((p) => !tenant || p.tenant_id === tenant);
   }
   async listAllAgents(q: { tenant_id?: string } = {}) {
     return [...this.agents.values()].filter((a) => !q.tenant_id || a.tenant_id === q.tenant_id);
   }
   async getTenant(id: string) {
+    if (this.scope && id !== this.scope) throw new AdminApiError(403, 'tenant_forbidden', `This admin key is scoped to tenant ${this.scope} and cannot access tenant ${id}.`);
     const t = this.tenants.get(id);
     if (!t) throw new AdminApiError(404, 'tenant_not_found', `Tenant ${id} does not exist.`);
     return t;

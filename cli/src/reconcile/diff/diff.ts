@@ -84,6 +84,8 @@ export function diffStates(desired: State, live: State, opts: DiffOptions): Chan
     if (opts.mode === 'destroy') {
       for (const id of want.keys()) {
         const h = have.get(id);
+        // Written by admin keys only: a tenant_admin key's destroy leaves it, as its --prune does.
+        if (h?.needsAdmin) continue;
         if (h?.readOnly) throw readOnlyError(h, 'would delete');
         if (h) out.push(deleteOf(h));
       }

@@ -63,7 +63,7 @@ export function desiredState(file: DeclarativeFile): State {
 
 /**
  * The gateway's objects, normalised the same way as the file's. For a key of `role` tenant_admin, objects that only an
- * admin key may write (tenants, routes) are read-only: its plans never change or prune them.
+ * admin key may write (tenants, routes, global policies) are read-only: its plans never change, prune or destroy them.
  */
 export function liveState(live: LiveObjects, role?: string): State {
   const state = emptyState();
