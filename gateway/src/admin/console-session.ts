@@ -52,8 +52,7 @@ export class ConsoleSessions {
 
   /** The session a cookie holds; 401 when it was changed, signed with another secret, issued by another issuer, or expired. */
   read(cookie: string, now = Date.now()): ConsoleSession {
-    // Fastify sends an array header as one Set-Cookie line each.
-    const clear = { 'set-cookie': clearCookies() } as unknown as Record<string, string>;
+    const clear = clearingHeaders();
     const dot = cookie.lastIndexOf('.');
     const body = dot > 0 ? cookie.slice(0, dot) : '';
     const mac = dot > 0 ? cookie.slice(dot + 1) : '';
@@ -75,14 +74,16 @@ export class ConsoleSessions {
       throw new AgentgwError('invalid_api_key', `The console session expired at ${new Date(Number(s.exp) * 1000).toISOString()}: sign in again.`, { headers: clear });
     }
     if (!ROLES.includes(s.role)) throw new AgentgwError('invalid_api_key', 'The console session names no known role: sign in again.', { headers: clear });
+    // Its id is what a sign-out ends: a session without one could not be ended.
+    if (typeof s.sid !== 'string' || s.sid === '') throw new AgentgwError('invalid_api_key', 'The console session names no session id: sign in again.', { headers: clear });
     return s;
   }
 
   /** The session a cookie holds, as `read`, and 401 when it was signed out (on any node) before its expiry. */
   async check(cookie: string, now = Date.now()): Promise<ConsoleSession> {
     const s = this.read(cookie, now);
-    if (this.ended && typeof s.sid === 'string' && (await this.ended.getSetting(ENDED_PREFIX + s.sid)) !== undefined) {
-      throw new AgentgwError('invalid_api_key', 'The console session was signed out: sign in again.', { headers: { 'set-cookie': clearCookies() } as unknown as Record<string, string> });
+    if (this.ended && (await this.ended.getSetting(ENDED_PREFIX + s.sid)) !== undefined) {
+      throw new AgentgwError('invalid_api_key', 'The console session was signed out: sign in again.', { headers: clearingHeaders() });
     }
     return s;
   }
@@ -181,6 +182,11 @@ export function serializeCookie(name: string, value: string, o: CookieOptions): 
 }
 
 /** Set-Cookie values that end the console session in the browser. */
+/** Headers of a refusal that makes the browser forget the session (Fastify sends an array header as one line each). */
+function clearingHeaders(): Record<string, string> {
+  return { 'set-cookie': clearCookies() } as unknown as Record<string, string>;
+}
+
 export function clearCookies(): string[] {
   return [
     serializeCookie(SESSION_COOKIE, '', { maxAge: 0, httpOnly: true, sameSite: 'Strict', path: '/', secure: false }),

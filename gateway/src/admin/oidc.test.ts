@@ -100,6 +100,10 @@ describe('console session cookie', () => {
     expect(() => new ConsoleSessions(hasher, 'https://other.example', 3600).read(cookie)).toThrow(/configured issuer/);
     const old = sessions.issue(who, Date.now() - 2 * 3600_000).cookie;
     expect(() => sessions.read(old)).toThrow(/expired at/);
+    // Signed here, but without the id a sign-out would end.
+    const { sid: _sid, ...noId } = session;
+    const unsid = `v1.${Buffer.from(JSON.stringify(noId)).toString('base64url')}`;
+    expect(() => sessions.read(`${unsid}.${hasher.sign('console-session', unsid)}`)).toThrow(/names no session id/);
   });
 
   test('a signed-out session is refused by every node sharing the database; its record goes once it expired', async () => {
